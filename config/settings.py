@@ -1,0 +1,122 @@
+"""The one typed settings object for tempr.
+
+Every knob is declared here once, with its type and default, and read from
+``TEMPR_*`` environment variables (or a ``.env`` file). Build it once per
+process with :func:`get_settings` and pass it down; nothing else in tempr
+reads the environment.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+BudgetLevel = Literal["low", "mid", "high"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TEMPR_", env_file=".env", extra="ignore")
+
+    # --- where things live -------------------------------------------------
+    state_dir: Path = Path(".tempr")
+    """Pidfiles, logs, the embedded database cluster and the local Redis live here."""
+    database_url: str | None = None
+    """External PostgreSQL (with pgvector). None: the embedded server under state_dir."""
+    redis_url: str | None = None
+    """External Redis. None: a local redis-server started by `tempr services up`."""
+    broker_url: str | None = None
+    """Celery broker; defaults to the Redis URL. `amqp://...` (RabbitMQ) works too."""
+    result_backend: str | None = None
+    """Celery result backend; defaults to the Redis URL."""
+    cache_url: str | None = None
+    """Redis for the recall cache, job records and idempotency keys; defaults to the Redis URL."""
+
+    # --- models ------------------------------------------------------------
+    embedder: Literal["minilm", "fake"] = "minilm"
+    embed_batch_size: int = 64
+    reranker_model: str | None = None
+    """CrossEncoder name or local path. None: the seed's RRF-derived fallback."""
+    reranker_calibrated: bool = False
+    """True when the model already returns [0, 1] scores (passed through, no sigmoid)."""
+    reranker_batch_size: int = 32
+    reranker_max_candidates: int = 300
+    reranker_device: str | None = None
+    """None: cuda when available, else cpu."""
+    rerank_batch_max_pairs: int = 512
+    """Rerank workers merge concurrent requests into one model call of at most this many pairs..."""
+    rerank_batch_wait_ms: float = 10.0
+    """...waiting at most this long for company."""
+
+    # --- recall budget (seed: fixed 100/300/1000, adaptive 2.5/7.5/25 % clamped to [20, 2000])
+    recall_budget_function: Literal["fixed", "adaptive"] = "fixed"
+    recall_budget_fixed_low: int = 100
+    recall_budget_fixed_mid: int = 300
+    recall_budget_fixed_high: int = 1000
+    recall_budget_adaptive_low: float = 0.025
+    recall_budget_adaptive_mid: float = 0.075
+    recall_budget_adaptive_high: float = 0.25
+    recall_budget_min: int = 20
+    recall_budget_max: int = 2000
+    recall_strategy_boosts: str = ""
+    """e.g. "graph:high,semantic:low" (rank-space boosts, see tempr.core.fusion)."""
+
+    # --- strategies --------------------------------------------------------
+    text_search_config: str = "english"
+    """PostgreSQL text-search configuration for BM25: stemmed English, or `simple`."""
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    graph_hop_decay: float = 0.5
+    """Score multiplier per extra hop in graph traversal (hop 1 x1, hop 2 x0.5, hop 3 x0.25)."""
+    graph_seed_count: int = 20
+    temporal_buckets: int = 8
+    hemisphere: Literal["north", "south"] = "north"
+    temporal_languages: list[str] = Field(
+        default_factory=lambda: ["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]
+    )
+
+    # --- ingest ------------------------------------------------------------
+    semantic_link_threshold: float = 0.7
+    semantic_link_top_k: int = 10
+    temporal_link_window_hours: float = 24.0
+    temporal_link_top_k: int = 10
+    entity_extraction: Literal["spacy", "rules", "none"] = "spacy"
+
+    # --- execution ---------------------------------------------------------
+    recall_timeout_s: float = 30.0
+    strategy_timeout_s: float = 10.0
+    cache_ttl_s: int = 600
+    job_result_ttl_s: int = 86400
+    webhook_secret: str = "change-me"
+    webhook_max_attempts: int = 5
+    webhook_backoff_base_s: float = 1.0
+    webhook_timeout_s: float = 5.0
+    webhook_allow_private: bool = False
+    """Allow callback URLs that resolve to link-local / metadata / private addresses."""
+    api_host: str = "127.0.0.1"
+    api_port: int = 8765
+    api_wait_timeout_s: float = 30.0
+
+    @field_validator("temporal_languages", mode="before")
+    @classmethod
+    def _split_languages(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
+    @property
+    def pg_dir(self) -> Path:
+        return self.state_dir.resolve() / "pg"
+
+    @property
+    def redis_dir(self) -> Path:
+        return self.state_dir.resolve() / "redis"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, built on first use."""
+    return Settings()

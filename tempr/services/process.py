@@ -1,0 +1,101 @@
+"""Small process helpers shared by the PostgreSQL and Redis managers."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from config.errors import ServiceError
+
+PG_USER = "tempr_pg"
+"""PostgreSQL refuses to run as root, so as root tempr runs it as this system user."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is not alive
+        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
+
+
+def read_pid(pidfile: Path) -> int | None:
+    try:
+        return int(pidfile.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def wait_until(check: Callable[[], bool], *, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise ServiceError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def running_as_root() -> bool:
+    return os.geteuid() == 0
+
+
+def ensure_service_user() -> tuple[int, int]:
+    """Create the unprivileged PostgreSQL user when running as root; return its uid/gid."""
+    try:
+        entry = pwd.getpwnam(PG_USER)
+    except KeyError:
+        run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER])
+        entry = pwd.getpwnam(PG_USER)
+    return entry.pw_uid, entry.pw_gid
+
+
+def make_traversable(path: Path) -> None:
+    """Let the service user reach ``path``: every parent directory needs o+x."""
+    for parent in [path, *path.parents]:
+        try:
+            mode = parent.stat().st_mode
+            if not mode & 0o001:
+                parent.chmod(mode | 0o001)
+        except OSError:
+            continue
+
+
+def run(cmd: Sequence[str], *, user: str | None = None, env: dict[str, str] | None = None) -> str:
+    """Run a command (as ``user`` when given), raising ServiceError with its output on failure."""
+    try:
+        done = subprocess.run(
+            list(cmd), user=user, env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ServiceError(f"could not run {cmd[0]}: {exc}") from exc
+    if done.returncode != 0:
+        raise ServiceError(f"{Path(cmd[0]).name} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
+    return done.stdout
