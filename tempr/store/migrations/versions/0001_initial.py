@@ -16,9 +16,12 @@ CREATE EXTENSION IF NOT EXISTS vector;
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
 CREATE EXTENSION IF NOT EXISTS btree_gin;
 
+-- Bank versions come from one sequence, so a deleted and re-created bank never reuses a
+-- version that a cached answer was keyed on.
+CREATE SEQUENCE bank_version_seq;
 CREATE TABLE banks (
     id          text PRIMARY KEY CHECK (id ~ '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$'),
-    version     bigint NOT NULL DEFAULT 0,
+    version     bigint NOT NULL DEFAULT nextval('bank_version_seq'),
     unit_count  bigint NOT NULL DEFAULT 0,          -- BM25: N
     total_len   bigint NOT NULL DEFAULT 0,          -- BM25: sum of document lengths
     text_config regconfig NOT NULL DEFAULT 'english',
@@ -108,6 +111,7 @@ CREATE TABLE bm25_terms (
 
 DOWNGRADE = """
 DROP TABLE IF EXISTS bm25_terms, memory_links, unit_entities, entities, memory_units, chunks, documents, banks;
+DROP SEQUENCE IF EXISTS bank_version_seq;
 """
 
 

@@ -1,0 +1,144 @@
+"""Validation of pre-extracted facts (a JSONL line, or an item of the HTTP array).
+
+Everything that can be checked without the database is checked here, and
+every problem is reported with its 1-based line and the field at fault, so
+a batch is rejected before anything is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from datetime import UTC, date, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator, model_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from config.errors import IngestValidationError
+
+MAX_TEXT_BYTES = 64 * 1024
+
+
+class ChunkIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: StrictStr = Field(min_length=1, max_length=512)
+    text: StrictStr = Field(min_length=1)
+
+
+class FactIn(BaseModel):
+    """One fact, exactly the documented JSONL shape. Unknown fields are refused (typo guard)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: StrictStr | None = Field(default=None, min_length=1, max_length=512)
+    text: StrictStr
+    fact_type: Literal["world", "experience", "observation"] = "world"
+    occurred_start: datetime | None = None
+    occurred_end: datetime | None = None
+    mentioned_at: datetime | None = None
+    context: StrictStr | None = None
+    entities: list[StrictStr] | None = None
+    tags: list[StrictStr] | None = None
+    metadata: dict[StrictStr, StrictStr] | None = None
+    document_id: StrictStr | None = Field(default=None, min_length=1, max_length=512)
+    chunk: ChunkIn | None = None
+    proof_count: StrictInt | None = Field(default=None, ge=1)
+    caused_by: list[StrictStr] | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        if len(value.encode("utf-8")) > MAX_TEXT_BYTES:
+            raise ValueError(f"is longer than {MAX_TEXT_BYTES // 1024} KiB")
+        return value
+
+    @field_validator("occurred_start", "occurred_end", "mentioned_at", mode="before")
+    @classmethod
+    def _iso_date(cls, value: Any) -> Any:
+        return parse_iso(value)
+
+    @model_validator(mode="after")
+    def _order(self) -> FactIn:
+        if self.occurred_start and self.occurred_end and self.occurred_end < self.occurred_start:
+            raise ValueError("occurred_end is before occurred_start")
+        return self
+
+    @property
+    def key(self) -> str:
+        """The fact id: given, or a hash of the content so re-ingesting a file adds nothing."""
+        if self.id:
+            return self.id
+        payload = self.model_dump(mode="json", exclude={"id"})
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        return f"sha256:{digest[:32]}"
+
+
+def parse_iso(value: Any) -> datetime | None:
+    """ISO-8601 date or date-time; naive values are taken as UTC."""
+    if value is None or isinstance(value, datetime):
+        return _utc(value) if isinstance(value, datetime) else None
+    if not isinstance(value, str):
+        raise ValueError("must be an ISO-8601 string")
+    text = value.strip()
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
+        except ValueError:
+            raise ValueError(f"is not an ISO-8601 date: {value!r}") from None
+    return _utc(parsed)
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def validate_fact(obj: Any, line: int) -> FactIn:
+    if not isinstance(obj, dict):
+        raise IngestValidationError(f"expected a JSON object, got {type(obj).__name__}", line=line)
+    try:
+        return FactIn.model_validate(obj)
+    except PydanticValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif err["type"] == "missing":
+            message = "is required"
+        raise IngestValidationError(message, line=line, field=field) from None
+
+
+def parse_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, FactIn]]:
+    """Yield (line number, fact) for each non-blank line; raise on the first bad one."""
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise IngestValidationError(f"malformed JSON: {exc.msg} (column {exc.colno})", line=number) from None
+        yield number, validate_fact(obj, number)
+
+
+def parse_array(items: Any) -> list[tuple[int, FactIn]]:
+    if not isinstance(items, list):
+        raise IngestValidationError("expected a JSON array of facts", line=0)
+    return [(i, validate_fact(obj, i)) for i, obj in enumerate(items, start=1)]
+
+
+def check_batch(facts: list[tuple[int, FactIn]]) -> None:
+    """Rules across facts: one id means one fact within a batch."""
+    first_seen: dict[str, tuple[int, FactIn]] = {}
+    for line, fact in facts:
+        prior = first_seen.get(fact.key)
+        if prior and prior[1] != fact:
+            raise IngestValidationError(
+                f"duplicate id {fact.key!r} (first on line {prior[0]}) with different content", line=line, field="id"
+            )
+        first_seen.setdefault(fact.key, (line, fact))

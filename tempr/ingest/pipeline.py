@@ -1,0 +1,181 @@
+"""Ingest of pre-extracted facts: embed, find entities, link, and write in one transaction.
+
+The slow, CPU-bound work (embedding, entity extraction) happens before the
+transaction opens, so the bank's row lock is held only for the writes.
+Facts whose id the bank already holds are skipped: ingest is idempotent.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine
+
+from config.errors import IngestValidationError, ValidationError
+from config.settings import Settings
+from tempr.ingest.facts import FactIn, check_batch
+from tempr.providers.embedder import Embedder
+from tempr.providers.entities import EntityExtractor
+from tempr.store import ingest_repo as repo
+
+BANK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+Progress = Callable[[str, int], None]
+"""progress(stage, n_done_since_last_call); stages: "embed", "write"."""
+
+
+@dataclass
+class IngestReport:
+    bank_id: str
+    received: int
+    inserted: int = 0
+    skipped: int = 0
+    entity_links: int = 0
+    links: dict[str, int] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+    @property
+    def facts_per_s(self) -> float:
+        return self.received / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "bank_id": self.bank_id, "received": self.received, "inserted": self.inserted,
+            "skipped": self.skipped, "entity_links": self.entity_links, "links": self.links,
+            "elapsed_s": round(self.elapsed_s, 3), "facts_per_s": round(self.facts_per_s, 1),
+        }
+
+
+@dataclass
+class IngestDeps:
+    engine: Engine
+    embedder: Embedder
+    extractor: EntityExtractor
+    settings: Settings
+
+
+def check_bank_id(bank_id: str) -> str:
+    if not BANK_ID.match(bank_id or ""):
+        raise ValidationError(
+            "bank id must be 1-128 characters of letters, digits, '_', '.', ':' or '-'", field="bank_id"
+        )
+    return bank_id
+
+
+def ingest_facts(
+    bank_id: str, facts: Sequence[tuple[int, FactIn]], deps: IngestDeps, progress: Progress | None = None
+) -> IngestReport:
+    started = time.perf_counter()
+    check_bank_id(bank_id)
+    check_batch(list(facts))
+    report = IngestReport(bank_id, received=len(facts))
+    unique = _first_of_each(facts)
+    with deps.engine.connect() as conn:
+        existing = repo.existing_fact_ids(conn, bank_id, list(unique))
+    _check_causes(unique, existing)
+    new = {key: lf for key, lf in unique.items() if key not in existing}
+    report.skipped = len(facts) - len(new)
+    if new:
+        rows, names = _prepare(bank_id, list(new.values()), deps, progress)
+        _write(bank_id, rows, names, new, deps, report, progress)
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+def _first_of_each(facts: Sequence[tuple[int, FactIn]]) -> dict[str, tuple[int, FactIn]]:
+    unique: dict[str, tuple[int, FactIn]] = {}
+    for line, fact in facts:
+        unique.setdefault(fact.key, (line, fact))
+    return unique
+
+
+def _check_causes(unique: dict[str, tuple[int, FactIn]], existing: set[str]) -> None:
+    known = set(unique) | existing
+    for key, (line, fact) in unique.items():
+        for cause in fact.caused_by or []:
+            if cause not in known:
+                raise IngestValidationError(f"names unknown fact {cause!r}", line=line, field="caused_by")
+            if cause == key:
+                raise IngestValidationError("a fact cannot cause itself", line=line, field="caused_by")
+
+
+def _prepare(
+    bank_id: str, facts: list[tuple[int, FactIn]], deps: IngestDeps, progress: Progress | None
+) -> tuple[list[dict[str, object]], dict[str, list[str]]]:
+    texts = [f.text for _, f in facts]
+    step = max(deps.settings.embed_batch_size * 4, 64)
+    vectors = []
+    for start in range(0, len(texts), step):
+        vectors.extend(deps.embedder.embed(texts[start:start + step]))
+        if progress:
+            progress("embed", len(texts[start:start + step]))
+    need = [i for i, (_, f) in enumerate(facts) if f.entities is None]
+    extracted = dict(zip(need, deps.extractor.extract([texts[i] for i in need]), strict=True))
+    rows, names = [], {}
+    for i, (_, fact) in enumerate(facts):
+        unit_id = repo.unit_uuid(bank_id, fact.key)
+        names[unit_id] = fact.entities if fact.entities is not None else extracted[i]
+        rows.append(_row(bank_id, unit_id, fact, vectors[i]))
+    return rows, names
+
+
+def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, object]:
+    return {
+        "id": unit_id, "bank_id": bank_id, "fact_id": fact.key, "text": fact.text,
+        "context": fact.context, "fact_type": fact.fact_type, "embedding": vector,
+        "occurred_start": fact.occurred_start, "occurred_end": fact.occurred_end,
+        "mentioned_at": fact.mentioned_at, "proof_count": fact.proof_count or 1,
+        "tags": sorted(set(fact.tags or [])), "metadata": fact.metadata or {},
+        "document_id": fact.document_id, "chunk_id": fact.chunk.id if fact.chunk else None,
+    }
+
+
+def _write(
+    bank_id: str,
+    rows: list[dict[str, object]],
+    names: dict[str, list[str]],
+    new: dict[str, tuple[int, FactIn]],
+    deps: IngestDeps,
+    report: IngestReport,
+    progress: Progress | None,
+) -> None:
+    s = deps.settings
+    facts = [f for _, f in new.values()]
+    with deps.engine.begin() as conn:
+        cfg = repo.lock_bank(conn, bank_id, s.text_search_config)
+        repo.insert_documents(conn, bank_id, [f.document_id for f in facts if f.document_id])
+        repo.insert_chunks(conn, bank_id, _chunks(facts))
+        inserted = repo.insert_units(conn, rows, cfg)
+        report.inserted = len(inserted)
+        report.skipped += len(rows) - len(inserted)
+        keep = set(inserted)
+        report.entity_links = repo.link_entities(conn, bank_id, {u: n for u, n in names.items() if u in keep})
+        report.links = {
+            "semantic": repo.add_semantic_links(
+                conn, bank_id, inserted, threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k),
+            "temporal": repo.add_temporal_links(
+                conn, bank_id, inserted, window_hours=s.temporal_link_window_hours, top_k=s.temporal_link_top_k),
+            "causal": repo.add_causal_links(conn, _causal_pairs(bank_id, facts, keep)),
+        }
+        repo.update_bank_stats(conn, bank_id, inserted)
+    if progress:
+        progress("write", len(rows))
+
+
+def _chunks(facts: list[FactIn]) -> list[dict[str, object]]:
+    seen: dict[str, dict[str, object]] = {}
+    for f in facts:
+        if f.chunk:
+            seen.setdefault(f.chunk.id, {"id": f.chunk.id, "document_id": f.document_id, "text": f.chunk.text})
+    return list(seen.values())
+
+
+def _causal_pairs(bank_id: str, facts: list[FactIn], keep: set[str]) -> list[tuple[str, str]]:
+    pairs = []
+    for f in facts:
+        effect = repo.unit_uuid(bank_id, f.key)
+        if effect in keep:
+            pairs.extend((effect, repo.unit_uuid(bank_id, c)) for c in f.caused_by or [])
+    return pairs

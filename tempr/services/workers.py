@@ -1,0 +1,69 @@
+"""Detached Celery workers that `tempr services up` starts (and `down` stops).
+
+Each worker gets a pidfile and a log under ``<state>/workers``; ``down``
+only signals pids from those files, so it never touches workers it did
+not start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from config.errors import ServiceError
+from tempr.services import process
+
+DEFAULT_QUEUES = "retrieve,fuse,rerank,ingest,webhooks"
+
+
+def worker_command(queues: str, *, concurrency: int, pool: str, name: str, loglevel: str = "INFO") -> list[str]:
+    return [
+        sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", queues,
+        "--concurrency", str(concurrency), "--pool", pool, "-n", f"{name}@%h", "--loglevel", loglevel,
+        "--without-gossip", "--without-mingle",
+    ]
+
+
+class DetachedWorkers:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def pidfile(self, name: str) -> Path:
+        return self.root / f"{name}.pid"
+
+    def running(self) -> dict[str, int]:
+        out = {}
+        for pidfile in sorted(self.root.glob("*.pid")):
+            pid = process.read_pid(pidfile)
+            if pid and process.pid_alive(pid):
+                out[pidfile.stem] = pid
+        return out
+
+    def start(self, name: str, queues: str, *, concurrency: int = 2, pool: str = "prefork") -> int:
+        current = self.running()
+        if name in current:
+            return current[name]
+        self.root.mkdir(parents=True, exist_ok=True)
+        log = open(self.root / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
+        child = subprocess.Popen(
+            worker_command(queues, concurrency=concurrency, pool=pool, name=name),
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
+        self.pidfile(name).write_text(str(child.pid))
+        return child.pid
+
+    def stop_all(self, timeout: float = 30) -> list[str]:
+        stopped = []
+        for name, pid in self.running().items():
+            os.kill(pid, signal.SIGTERM)
+            try:
+                process.wait_until(lambda p=pid: not process.pid_alive(p), timeout=timeout, what=f"worker {name}")
+            except ServiceError:
+                os.kill(pid, signal.SIGKILL)
+            self.pidfile(name).unlink(missing_ok=True)
+            stopped.append(f"worker:{name}")
+        return stopped

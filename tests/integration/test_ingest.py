@@ -1,0 +1,90 @@
+"""Ingest against the real PostgreSQL+pgvector: idempotency, links, BM25 stats, atomicity."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from config.errors import IngestValidationError
+from tempr.ingest.facts import parse_array, parse_jsonl
+from tempr.ingest.pipeline import IngestDeps, ingest_facts
+
+pytestmark = pytest.mark.integration
+
+
+def _deps(resources) -> IngestDeps:
+    return IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings)
+
+
+def _count(resources, sql: str, bank: str) -> int:
+    with resources.engine.connect() as conn:
+        return int(conn.execute(text(sql), {"b": bank}).scalar_one())
+
+
+def test_sample_bank_ingests_once(resources, bank_id: str, sample_facts: Path) -> None:
+    facts = list(parse_jsonl(sample_facts.read_text().splitlines()))
+    first = ingest_facts(bank_id, facts, _deps(resources))
+    assert first.inserted == len(facts) == 62
+    assert first.links["causal"] > 0 and first.links["semantic"] > 0
+    again = ingest_facts(bank_id, facts, _deps(resources))
+    assert again.inserted == 0 and again.skipped == len(facts)
+    units = _count(resources, "SELECT count(*) FROM memory_units WHERE bank_id = :b", bank_id)
+    assert units == 62
+    assert _count(resources, "SELECT unit_count FROM banks WHERE id = :b", bank_id) == 62
+    # entities: given or extracted, unique case-insensitively per bank
+    assert _count(resources, "SELECT count(*) FROM entities WHERE bank_id = :b AND lower(canonical_name) = 'alice'", bank_id) == 1
+    # BM25 document frequency of 'alic' equals the number of units mentioning Alice
+    df = _count(resources, "SELECT df FROM bm25_terms WHERE bank_id = :b AND term = 'alic'", bank_id)
+    mentions = _count(resources, "SELECT count(*) FROM memory_units WHERE bank_id = :b AND search_vector @@ 'alic'::tsquery", bank_id)
+    assert df == mentions > 10
+
+
+def test_semantic_links_respect_threshold(resources, bank_id: str) -> None:
+    facts = parse_array([
+        {"id": "1", "text": "Alice works at Google as a research engineer."},
+        {"id": "2", "text": "Alice is employed by Google as a research engineer."},
+        {"id": "3", "text": "The recipe needs two cups of flour and an egg."},
+    ])
+    ingest_facts(bank_id, facts, _deps(resources))
+    with resources.engine.connect() as conn:
+        rows = conn.execute(text("""
+            SELECT f.fact_id, t.fact_id, l.weight FROM memory_links l
+            JOIN memory_units f ON f.id = l.from_unit_id JOIN memory_units t ON t.id = l.to_unit_id
+            WHERE f.bank_id = :b AND l.link_type = 'semantic'"""), {"b": bank_id}).all()
+    assert rows, "near-paraphrases must be linked"
+    assert all(w >= 0.7 for _, _, w in rows)
+    assert all("3" not in (a, b) for a, b, _ in rows)
+
+
+def test_unknown_cause_rejects_whole_batch(resources, bank_id: str) -> None:
+    facts = parse_array([{"id": "1", "text": "ok"}, {"id": "2", "text": "effect", "caused_by": ["nope"]}])
+    with pytest.raises(IngestValidationError) as info:
+        ingest_facts(bank_id, facts, _deps(resources))
+    assert info.value.line == 2 and info.value.field == "caused_by"
+    assert _count(resources, "SELECT count(*) FROM memory_units WHERE bank_id = :b", bank_id) == 0
+
+
+def test_cli_reports_bad_line_and_stores_nothing(resources, bank_id: str, tmp_path: Path) -> None:
+    path = tmp_path / "facts.jsonl"
+    path.write_text(json.dumps({"text": "fine"}) + "\n" + json.dumps({"text": "bad", "occurred_start": "soon"}) + "\n")
+    done = subprocess.run([sys.executable, "-m", "tempr.cli.main", "ingest", "--bank", bank_id, str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "line 2" in done.stderr and "occurred_start" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert _count(resources, "SELECT count(*) FROM memory_units WHERE bank_id = :b", bank_id) == 0
+
+
+def test_ingest_task_through_a_worker(resources, worker, bank_id: str) -> None:
+    from workers.app import app
+
+    result = app.send_task("tempr.ingest.facts", args=[bank_id, [{"id": "x", "text": "Bob joined Databricks."}]])
+    report = result.get(timeout=120)
+    assert report["inserted"] == 1
+    bad = app.send_task("tempr.ingest.facts", args=[bank_id, [{"text": ""}]]).get(timeout=60)
+    assert bad["line"] == 1 and bad["field"] == "text"

@@ -1,0 +1,73 @@
+"""Fact validation: every bad-input case names its line and field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from config.errors import IngestValidationError
+from tempr.ingest.facts import FactIn, check_batch, parse_array, parse_jsonl
+
+
+def _lines(*objs: object) -> list[str]:
+    return [o if isinstance(o, str) else json.dumps(o) for o in objs]
+
+
+def _error(lines: list[str]) -> IngestValidationError:
+    with pytest.raises(IngestValidationError) as info:
+        list(parse_jsonl(lines))
+    return info.value
+
+
+GOOD = {"text": "Alice works at Google."}
+
+
+@pytest.mark.parametrize(
+    ("bad", "field", "needle"),
+    [
+        ('{"text": "x",', None, "malformed JSON"),
+        ({"fact_type": "world"}, "text", "required"),
+        ({"text": "   "}, "text", "empty"),
+        ({"text": 42}, "text", "string"),
+        ({"text": "x", "fact_type": "opinion"}, "fact_type", "world"),
+        ({"text": "x", "occurred_start": "last tuesday"}, "occurred_start", "ISO-8601"),
+        ({"text": "x", "occurred_start": "2024-05-02", "occurred_end": "2024-05-01"}, None, "before"),
+        ({"text": "x" * (64 * 1024 + 1)}, "text", "64 KiB"),
+        ({"text": "x", "tags": "career"}, "tags", "list"),
+        ({"text": "x", "metadata": {"k": 1}}, "metadata.k", "string"),
+        ({"text": "x", "proof_count": 0}, "proof_count", "greater than or equal to 1"),
+        ({"text": "x", "colour": "red"}, "colour", "unknown field"),
+        ([1, 2], None, "JSON object"),
+    ],
+)
+def test_bad_line_names_line_and_field(bad: object, field: str | None, needle: str) -> None:
+    err = _error(_lines(GOOD, "", bad))
+    assert err.line == 3
+    assert err.field == field
+    assert needle in str(err)
+
+
+def test_good_lines_parse_with_defaults_and_utc() -> None:
+    (line, fact), = parse_jsonl(_lines({"text": "x", "occurred_start": "2024-05-01T10:00:00+02:00"}))
+    assert line == 1 and fact.fact_type == "world"
+    assert fact.occurred_start is not None and fact.occurred_start.utcoffset().total_seconds() == 0
+    assert fact.occurred_start.hour == 8
+
+
+def test_key_is_given_id_or_stable_content_hash() -> None:
+    assert FactIn(id="f1", text="x").key == "f1"
+    assert FactIn(text="x").key == FactIn(text="x").key
+    assert FactIn(text="x").key != FactIn(text="y").key
+
+
+def test_duplicate_id_with_different_content_is_refused() -> None:
+    facts = parse_array([{"id": "a", "text": "x"}, {"id": "a", "text": "y"}])
+    with pytest.raises(IngestValidationError) as info:
+        check_batch(facts)
+    assert info.value.line == 2 and info.value.field == "id"
+
+
+def test_array_payload_must_be_a_list() -> None:
+    with pytest.raises(IngestValidationError):
+        parse_array({"text": "x"})

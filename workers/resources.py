@@ -1,0 +1,81 @@
+"""Per-process resources: built lazily once, disposed after fork.
+
+A Celery prefork child inherits its parent's memory; database pools and
+sockets must not be shared across processes, so ``reset_after_fork`` drops
+them and the child builds its own on first use. Models load lazily, so a
+worker's start-up is never blocked by them.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from config.settings import Settings, get_settings
+from tempr.services.manager import Endpoints, resolve_endpoints
+
+
+@dataclass
+class Resources:
+    settings: Settings
+    endpoints: Endpoints
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    def _get(self, name: str, build: Any) -> Any:
+        if name not in self._cache:
+            with self._lock:
+                if name not in self._cache:
+                    self._cache[name] = build()
+        return self._cache[name]
+
+    @property
+    def engine(self) -> Any:
+        from tempr.store.engine import make_engine
+
+        def build() -> Any:
+            if not self.endpoints.database_url:
+                from config.errors import ServiceError
+
+                raise ServiceError("no database: set TEMPR_DATABASE_URL or run `tempr services up`")
+            return make_engine(self.endpoints.database_url)
+
+        return self._get("engine", build)
+
+    @property
+    def embedder(self) -> Any:
+        from tempr.providers.embedder import make_embedder
+
+        return self._get("embedder", lambda: make_embedder(self.settings.embedder, batch_size=self.settings.embed_batch_size))
+
+    @property
+    def extractor(self) -> Any:
+        from tempr.providers.entities import make_entity_extractor
+
+        return self._get("extractor", lambda: make_entity_extractor(self.settings.entity_extraction))
+
+    @property
+    def redis(self) -> Any:
+        """A Redis client for cache, jobs and idempotency, or None when none is configured."""
+        import redis
+
+        url = self.endpoints.cache_url
+        return self._get("redis", lambda: redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1) if url else None)
+
+    def reset_after_fork(self) -> None:
+        engine = self._cache.pop("engine", None)
+        if engine is not None:
+            engine.dispose(close=False)
+        self._cache.pop("redis", None)
+
+
+_resources: Resources | None = None
+
+
+def get_resources() -> Resources:
+    global _resources
+    if _resources is None:
+        settings = get_settings()
+        _resources = Resources(settings, resolve_endpoints(settings))
+    return _resources
