@@ -1,0 +1,38 @@
+# tempr: two set-up commands, `make demo` and `make test`; both build .venv from pinned wheels.
+VENV   := .venv
+PY     := $(VENV)/bin/python
+TEMPR  := $(VENV)/bin/tempr
+STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
+export HF_HUB_OFFLINE := 1
+export XDG_RUNTIME_DIR ?= /tmp
+
+.PHONY: install demo test unit bench services-down clean
+
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --disable-pip-version-check -q -r requirements.lock
+	$(VENV)/bin/pip install --disable-pip-version-check -q --no-deps -e .
+	@rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(TEMPR) services up
+	$(TEMPR) ingest --bank demo tempr/data/sample_bank.jsonl
+	$(TEMPR) demo --bank demo
+
+test: install
+	$(PY) -m pytest
+
+unit: install
+	$(PY) -m pytest tests/unit -q
+
+bench: install
+	$(TEMPR) services up
+	$(TEMPR) bench all
+
+services-down:
+	$(TEMPR) services down
+
+clean: services-down
+	rm -rf .tempr
