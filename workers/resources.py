@@ -63,6 +63,16 @@ class Resources:
         url = self.endpoints.cache_url
         return self._get("redis", lambda: redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1) if url else None)
 
+    @property
+    def reranker(self) -> Any:
+        """The configured cross-encoder (loaded on first use), or None for the RRF fallback."""
+        from tempr.providers.reranker import make_reranker
+
+        s = self.settings
+        return self._get("reranker", lambda: make_reranker(
+            s.reranker_model, calibrated=s.reranker_calibrated, batch_size=s.reranker_batch_size,
+            device=s.reranker_device))
+
     def reset_after_fork(self) -> None:
         engine = self._cache.pop("engine", None)
         if engine is not None:
@@ -79,3 +89,11 @@ def get_resources() -> Resources:
         settings = get_settings()
         _resources = Resources(settings, resolve_endpoints(settings))
     return _resources
+
+
+def recall_context() -> Any:
+    """A RecallContext over this process's resources."""
+    from tempr.recall.context import RecallContext
+
+    res = get_resources()
+    return RecallContext(engine=res.engine, embedder=res.embedder, settings=res.settings, reranker=res.reranker)

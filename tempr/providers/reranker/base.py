@@ -1,0 +1,20 @@
+"""The reranker interface: (query, passage) pairs in, raw relevance scores out.
+
+Raw means what the model emits: logits for most cross-encoders, [0, 1]
+probabilities for a model declared ``calibrated``. Normalisation to [0, 1]
+is the pure core's job (``tempr.core.rerank_scores.normalise_scores``), so
+every provider is scored the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+
+class Reranker(Protocol):
+    name: str
+    calibrated: bool
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        ...

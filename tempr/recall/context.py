@@ -1,0 +1,28 @@
+"""What a recall needs from the outside world, passed in explicitly (no globals)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from config.settings import Settings
+from tempr.providers.embedder import Embedder
+from tempr.providers.reranker import Reranker
+
+
+@dataclass
+class RecallContext:
+    engine: Engine
+    embedder: Embedder
+    settings: Settings
+    reranker: Reranker | None = None
+    count_tokens: Callable[[str], int] | None = None
+
+    def tokens(self, text: str) -> int:
+        if self.count_tokens is None:
+            from tempr.providers.tokens import count_tokens
+
+            self.count_tokens = count_tokens
+        return self.count_tokens(text)

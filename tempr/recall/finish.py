@@ -1,0 +1,155 @@
+"""Stage 5 of recall: strategy boosts after reranking, the three boosts, token packing, response."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tempr.core import (
+    combined_score, pack, packing_pool_size, proof_signal, recency_signal, temporal_proximity_signal,
+)
+from tempr.core.rank_boost import promote
+from tempr.core.types import FusedCandidate, StrategyResult
+from tempr.recall.context import RecallContext
+from tempr.recall.models import ChunkData, EntityState, RecallResponse, RecallResult, RecallScores
+from tempr.recall.plan import QueryPlan
+from tempr.recall.scoring import RerankOutcome, boost_divisors, occurrence
+from tempr.store import recall_repo
+
+
+def finish(
+    plan: QueryPlan,
+    results: Sequence[StrategyResult],
+    candidates: Sequence[FusedCandidate],
+    outcome: RerankOutcome,
+    ctx: RecallContext,
+    timings_ms: dict[str, float] | None = None,
+) -> RecallResponse:
+    started = time.perf_counter()
+    req = plan.req
+    ce = outcome.scores
+    if plan.boosts:
+        ce = promote(ce, boost_divisors(plan, candidates))
+    with ctx.engine.connect() as conn:
+        units = recall_repo.fetch_units(conn, [c.id for c in candidates], with_entities=req.include.wants_entities)
+    scored = _score(plan, candidates, ce, units)
+    pool = scored[: packing_pool_size(plan.budget)]
+    packed = pack(pool, max_tokens=req.max_tokens, count_tokens=lambda s: ctx.tokens(units[s["id"]]["text"]))
+    by_id = {c.id: c for c in candidates}
+    results_out = [_result(units[s["id"]], s, by_id[s["id"]], outcome, req.include.wants_entities) for s in packed.kept]
+    timings = {**plan.timings_ms, **(timings_ms or {})}
+    chunks = _chunks(plan, [units[s["id"]] for s in packed.kept], ctx) if req.include.chunks is not None else None
+    timings["finish"] = round((time.perf_counter() - started) * 1000, 2)
+    return RecallResponse(
+        results=results_out,
+        entities=_entities(units, packed.kept) if req.include.wants_entities else None,
+        chunks=chunks,
+        trace=_trace(plan, results, candidates, outcome, scored, packed, timings) if req.trace else None,
+        bank_id=plan.bank_id, budget=plan.budget, reranker=outcome.reranker,
+        degraded=[r.strategy.value for r in results if r.error], timings_ms=timings,
+    )
+
+
+def _score(plan: QueryPlan, candidates: Sequence[FusedCandidate], ce: dict[str, float],
+           units: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    now, windows = plan.now_dt, plan.time_windows
+    scored = []
+    for order, c in enumerate(candidates):
+        unit = units.get(c.id)
+        if unit is None:  # deleted between retrieval and now
+            continue
+        when = occurrence(unit)
+        temporal = max((temporal_proximity_signal(when, w) for w in windows), default=0.5)
+        final, parts = combined_score(
+            ce.get(c.id, 0.0), recency=recency_signal(when, now), temporal=temporal,
+            proof=proof_signal(unit["proof_count"]),
+        )
+        scored.append({"id": c.id, "final": final, "order": order, "components": parts})
+    scored.sort(key=lambda s: (-s["final"], s["order"]))
+    return scored
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _result(unit: dict[str, Any], s: dict[str, Any], c: FusedCandidate, outcome: RerankOutcome,
+            with_entities: bool) -> RecallResult:
+    return RecallResult(
+        id=unit["id"], fact_id=unit["fact_id"], text=unit["text"], type=unit["type"],
+        entities=unit.get("entities") if with_entities else None, context=unit.get("context"),
+        occurred_start=_iso(unit.get("occurred_start")), occurred_end=_iso(unit.get("occurred_end")),
+        mentioned_at=_iso(unit.get("mentioned_at")), document_id=unit.get("document_id"),
+        metadata=unit.get("metadata") or {}, chunk_id=unit.get("chunk_id"), tags=unit.get("tags") or [],
+        scores=RecallScores(
+            final=round(s["final"], 6),
+            reranker=None if outcome.reranker == "rrf-fallback" else outcome.scores.get(c.id),
+            semantic=c.scores.get("semantic"), keyword=c.scores.get("keyword"),
+            graph=c.scores.get("graph"), temporal=c.scores.get("temporal"),
+        ),
+    )
+
+
+def _entities(units: dict[str, dict[str, Any]], kept: Sequence[dict[str, Any]]) -> dict[str, EntityState]:
+    out: dict[str, EntityState] = {}
+    for s in kept:
+        unit = units[s["id"]]
+        pairs = unit.get("entity_ids") or [(name, name) for name in unit.get("entities") or []]
+        for eid, name in pairs:
+            out.setdefault(name, EntityState(entity_id=str(eid), canonical_name=name))
+    return out
+
+
+def _chunks(plan: QueryPlan, kept_units: Sequence[dict[str, Any]], ctx: RecallContext) -> dict[str, ChunkData]:
+    """Source chunks of the returned memories, in result order, under their own token budget."""
+    req = plan.req
+    assert req.include.chunks is not None
+    ids = list(dict.fromkeys(u["chunk_id"] for u in kept_units if u.get("chunk_id")))
+    with ctx.engine.connect() as conn:
+        found = recall_repo.fetch_chunks(conn, plan.bank_id, ids)
+    remaining, out = req.include.chunks.max_tokens, {}
+    for cid in ids:
+        chunk = found.get(cid)
+        if chunk is None or remaining <= 0:
+            continue
+        tokens = ctx.tokens(chunk["text"])
+        if tokens <= remaining:
+            out[cid] = ChunkData(id=cid, text=chunk["text"], document_id=chunk.get("document_id"))
+            remaining -= tokens
+        else:  # the last chunk that reaches the budget is cut to fit, and says so
+            text = _truncate(chunk["text"], remaining, ctx)
+            out[cid] = ChunkData(id=cid, text=text, document_id=chunk.get("document_id"), truncated=True)
+            remaining = 0
+    return out
+
+
+def _truncate(text: str, tokens: int, ctx: RecallContext) -> str:
+    words, out = text.split(), []
+    for word in words:
+        if ctx.tokens(" ".join([*out, word])) > tokens:
+            break
+        out.append(word)
+    return " ".join(out)
+
+
+def _trace(plan: QueryPlan, results: Sequence[StrategyResult], candidates: Sequence[FusedCandidate],
+           outcome: RerankOutcome, scored: list[dict[str, Any]], packed: Any, timings: dict[str, float]) -> dict[str, Any]:
+    return {
+        "query": plan.req.query, "budget": plan.budget, "depth": plan.depth, "now": plan.now,
+        "temporal": plan.temporal_trace, "strategy_boosts": plan.boosts,
+        "strategies": {
+            r.strategy.value: {"hits": [[h.id, h.score] for h in r.hits], "error": r.error,
+                               "elapsed_ms": r.elapsed_ms, "detail": r.detail}
+            for r in results
+        },
+        "fusion": [{"id": c.id, "rrf": c.rrf_score, "ranks": c.ranks} for c in candidates],
+        "rerank": {"reranker": outcome.reranker, "scores": outcome.scores, "raw": outcome.raw},
+        "boosts": [{"id": s["id"], **s["components"]} for s in scored],
+        "packing": [
+            {"id": scored[d.index]["id"], "tokens": d.tokens, "outcome": d.outcome,
+             "remaining_before": d.remaining_before}
+            for d in packed.decisions
+        ],
+        "timings_ms": timings,
+    }

@@ -1,0 +1,154 @@
+"""Recall request and response, with the reference implementation's field names.
+
+Validation happens here, so HTTP (422/400), the CLI and Celery payloads all
+refuse the same bad input with the same message naming the field.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tempr.providers.tokens import count_tokens
+
+MAX_QUERY_TOKENS = 500
+FactType = Literal["world", "experience", "observation"]
+TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
+_WORD = re.compile(r"\w")
+
+
+def _aware(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class TemporalWindowIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    start: datetime
+    end: datetime
+
+    @model_validator(mode="after")
+    def _order(self) -> TemporalWindowIn:
+        self.start, self.end = _aware(self.start), _aware(self.end)
+        if self.end < self.start:
+            raise ValueError("temporal_window.end is before temporal_window.start")
+        return self
+
+
+class ChunksInclude(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    max_tokens: int = Field(default=8192, ge=0)
+
+
+class EntitiesInclude(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    max_tokens: int = Field(default=500, ge=0)
+
+
+class IncludeOptions(BaseModel):
+    """``entities`` is on unless set to false/null; ``chunks`` is off unless given (``{}`` enables it)."""
+
+    model_config = ConfigDict(extra="forbid")
+    entities: bool | EntitiesInclude | None = True
+    chunks: ChunksInclude | None = None
+
+    @property
+    def wants_entities(self) -> bool:
+        return self.entities is not None and self.entities is not False
+
+
+class RecallRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str
+    max_tokens: int = Field(default=4096, ge=0)
+    budget: Literal["low", "mid", "high"] = "mid"
+    types: list[FactType] | None = None
+    tags: list[str] | None = None
+    tags_match: TagsMatch = "any"
+    query_timestamp: datetime | None = None
+    temporal_window: TemporalWindowIn | None = None
+    include: IncludeOptions = Field(default_factory=IncludeOptions)
+    trace: bool = False
+    # Execution envelope (used by the queue/HTTP layer; the recall maths ignores them).
+    callback_url: str | None = None
+    idempotency_key: str | None = Field(default=None, max_length=256)
+    timeout_s: float | None = Field(default=None, gt=0, le=600)
+
+    @field_validator("query")
+    @classmethod
+    def _query(cls, value: str) -> str:
+        if not _WORD.search(value or ""):
+            raise ValueError("query must contain at least one word character")
+        tokens = count_tokens(value)
+        if tokens > MAX_QUERY_TOKENS:
+            raise ValueError(f"query is {tokens} tokens; the limit is {MAX_QUERY_TOKENS}")
+        return value
+
+    @field_validator("query_timestamp")
+    @classmethod
+    def _ts(cls, value: datetime | None) -> datetime | None:
+        return _aware(value) if value else None
+
+    def cache_fields(self) -> dict[str, Any]:
+        """The fields that determine the answer, normalised (order-free lists)."""
+        data = self.model_dump(mode="json", exclude={"callback_url", "idempotency_key", "timeout_s"})
+        for key in ("types", "tags"):
+            if data.get(key):
+                data[key] = sorted(set(data[key]))
+        return data
+
+
+class RecallScores(BaseModel):
+    final: float
+    reranker: float | None = None
+    semantic: float | None = None
+    keyword: float | None = None
+    graph: float | None = None
+    temporal: float | None = None
+
+
+class RecallResult(BaseModel):
+    id: str
+    fact_id: str
+    text: str
+    type: str
+    entities: list[str] | None = None
+    context: str | None = None
+    occurred_start: str | None = None
+    occurred_end: str | None = None
+    mentioned_at: str | None = None
+    document_id: str | None = None
+    metadata: dict[str, str] | None = None
+    chunk_id: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    scores: RecallScores
+
+
+class ChunkData(BaseModel):
+    id: str
+    text: str
+    document_id: str | None = None
+    truncated: bool = False
+
+
+class EntityState(BaseModel):
+    entity_id: str
+    canonical_name: str
+    observations: list[str] = Field(default_factory=list)
+
+
+class RecallResponse(BaseModel):
+    results: list[RecallResult]
+    entities: dict[str, EntityState] | None = None
+    chunks: dict[str, ChunkData] | None = None
+    trace: dict[str, Any] | None = None
+    # tempr additions
+    bank_id: str
+    budget: int
+    reranker: str
+    degraded: list[str] = Field(default_factory=list)
+    cache: Literal["hit", "miss"] | None = None
+    timings_ms: dict[str, float] = Field(default_factory=dict)

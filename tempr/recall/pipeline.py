@@ -1,0 +1,60 @@
+"""The recall entry point: one plain function over a request, independent of Celery.
+
+    analyse -> 4 strategies -> fuse -> rerank -> finish
+
+The Celery chord (``tasks/recall.py``) runs exactly these stages on
+different queues; here they run in one process, the strategies on threads.
+A strategy that fails degrades the answer (listed in ``degraded``); all four
+failing is an error.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from config.errors import AllStrategiesFailed
+from tempr.core.types import ALL_STRATEGIES, StrategyResult
+from tempr.recall.context import RecallContext
+from tempr.recall.finish import finish
+from tempr.recall.models import RecallRequest, RecallResponse
+from tempr.recall.plan import QueryPlan, analyse
+from tempr.recall.scoring import fuse, rerank
+from tempr.recall.strategies import degraded, run_strategy
+
+
+def run_strategies(plan: QueryPlan, ctx: RecallContext) -> list[StrategyResult]:
+    def one(strategy: str) -> StrategyResult:
+        started = time.perf_counter()
+        try:
+            return run_strategy(strategy, plan, ctx)
+        except Exception as exc:  # noqa: BLE001 - any strategy failure degrades, never fails, the recall
+            return degraded(strategy, exc, (time.perf_counter() - started) * 1000)
+
+    with ThreadPoolExecutor(max_workers=len(ALL_STRATEGIES), thread_name_prefix="strategy") as pool:
+        return list(pool.map(one, ALL_STRATEGIES))
+
+
+def complete(plan: QueryPlan, results: list[StrategyResult], ctx: RecallContext,
+             timings_ms: dict[str, float]) -> RecallResponse:
+    """Everything after the strategies: shared by the in-process and the chord paths' tests."""
+    if all(r.error for r in results):
+        raise AllStrategiesFailed("; ".join(f"{r.strategy.value}: {r.error}" for r in results))
+    started = time.perf_counter()
+    candidates = fuse(plan, results, ctx.settings)
+    timings_ms["fuse"] = round((time.perf_counter() - started) * 1000, 2)
+    outcome = rerank(plan, candidates, ctx)
+    timings_ms["rerank"] = outcome.elapsed_ms
+    return finish(plan, results, candidates, outcome, ctx, timings_ms)
+
+
+def recall(bank_id: str, request: RecallRequest, ctx: RecallContext) -> RecallResponse:
+    started = time.perf_counter()
+    plan = analyse(bank_id, request, ctx)
+    t_strat = time.perf_counter()
+    results = run_strategies(plan, ctx)
+    timings = {f"strategy.{r.strategy.value}": r.elapsed_ms for r in results}
+    timings["strategies"] = round((time.perf_counter() - t_strat) * 1000, 2)
+    response = complete(plan, results, ctx, timings)
+    response.timings_ms["total"] = round((time.perf_counter() - started) * 1000, 2)
+    return response

@@ -1,0 +1,135 @@
+"""Stage 1 of recall: analyse the request once into a small, JSON-able ``QueryPlan``.
+
+The plan carries everything the strategy tasks need (the query embedding,
+the recall budget, graph depth, time windows, filters) so no worker has to
+embed or parse the query again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from config.errors import ValidationError
+from config.settings import Settings
+from tempr.core import multi_hop_depth, parse_strategy_boosts, recall_budget
+from tempr.core.types import TimeWindow
+from tempr.ingest.pipeline import check_bank_id
+from tempr.recall.context import RecallContext
+from tempr.recall.models import RecallRequest
+from tempr.store import recall_repo
+
+
+@dataclass
+class QueryPlan:
+    bank_id: str
+    request: dict[str, Any]
+    embedding: list[float]
+    budget: int
+    depth: int
+    now: str
+    windows: list[dict[str, Any]] = field(default_factory=list)
+    boosts: dict[str, str] = field(default_factory=dict)
+    temporal_trace: dict[str, Any] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def req(self) -> RecallRequest:
+        return RecallRequest.model_validate(self.request)
+
+    @property
+    def now_dt(self) -> datetime:
+        return datetime.fromisoformat(self.now)
+
+    @property
+    def time_windows(self) -> list[TimeWindow]:
+        return [TimeWindow.from_dict(w) for w in self.windows]
+
+    def filters(self) -> recall_repo.Filters:
+        req = self.req
+        return recall_repo.Filters(
+            bank_id=self.bank_id, types=tuple(sorted(set(req.types or ()))),
+            tags=tuple(sorted(set(req.tags or ()))), tags_match=req.tags_match,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QueryPlan:
+        return cls(**data)
+
+
+def budget_for(request: RecallRequest, settings: Settings) -> int:
+    s = settings
+    return recall_budget(
+        request.budget, request.max_tokens, function=s.recall_budget_function,
+        fixed=(s.recall_budget_fixed_low, s.recall_budget_fixed_mid, s.recall_budget_fixed_high),
+        adaptive=(s.recall_budget_adaptive_low, s.recall_budget_adaptive_mid, s.recall_budget_adaptive_high),
+        minimum=s.recall_budget_min, maximum=s.recall_budget_max,
+    )
+
+
+def analyse(bank_id: str, request: RecallRequest, ctx: RecallContext) -> QueryPlan:
+    started = time.perf_counter()
+    check_bank_id(bank_id)
+    now = request.query_timestamp or datetime.now(UTC)
+    try:
+        boosts = parse_strategy_boosts(ctx.settings.recall_strategy_boosts)
+    except ValueError as exc:
+        raise ValidationError(f"TEMPR_RECALL_STRATEGY_BOOSTS: {exc}", field="recall_strategy_boosts") from exc
+    temporal = _temporal_analysis(request, now, ctx)
+    texts = [request.query] + [a.event for a in temporal.anchors]
+    t_embed = time.perf_counter()
+    vectors = ctx.embedder.embed(texts)
+    embed_ms = (time.perf_counter() - t_embed) * 1000
+    windows, trace = _resolve_windows(bank_id, request, temporal, vectors[1:], now, ctx)
+    plan = QueryPlan(
+        bank_id=bank_id, request=request.model_dump(mode="json"),
+        embedding=[float(x) for x in vectors[0]], budget=budget_for(request, ctx.settings),
+        depth=multi_hop_depth(request.budget), now=now.isoformat(),
+        windows=[w.to_dict() for w in windows], boosts=boosts, temporal_trace=trace,
+    )
+    plan.timings_ms = {"embed": round(embed_ms, 2),
+                       "analyse": round((time.perf_counter() - started) * 1000, 2)}
+    return plan
+
+
+def _temporal_analysis(request: RecallRequest, now: datetime, ctx: RecallContext) -> Any:
+    from tempr.core.types import TemporalAnalysis
+    from tempr.temporal import analyse as analyse_time
+
+    if request.temporal_window is not None:
+        return TemporalAnalysis()
+    return analyse_time(request.query, now, hemisphere=ctx.settings.hemisphere,
+                        languages=ctx.settings.temporal_languages)
+
+
+def _resolve_windows(
+    bank_id: str, request: RecallRequest, temporal: Any, anchor_vectors: Any, now: datetime, ctx: RecallContext
+) -> tuple[list[TimeWindow], dict[str, Any]]:
+    """Explicit window first; else parsed windows plus event anchors looked up in the bank."""
+    from tempr.temporal import window_from_anchor
+
+    if request.temporal_window is not None:
+        tw = request.temporal_window
+        window = TimeWindow(tw.start, tw.end, granularity="explicit", source="temporal_window")
+        return [window], {"source": "temporal_window", "windows": [window.to_dict()]}
+    windows = list(temporal.windows)
+    anchors = []
+    filters = recall_repo.Filters(bank_id=bank_id)
+    for anchor, vector in zip(temporal.anchors, anchor_vectors, strict=True):
+        with ctx.engine.connect() as conn:
+            found = recall_repo.find_event_date(conn, [float(x) for x in vector], filters)
+        if found is None:
+            anchors.append({"side": anchor.side, "event": anchor.event, "found": False,
+                            "note": "event not found in the bank; no window"})
+            continue
+        unit_id, when = found
+        windows.append(window_from_anchor(anchor.side, when, now))
+        anchors.append({"side": anchor.side, "event": anchor.event, "found": True,
+                        "unit_id": unit_id, "date": when.isoformat()})
+    trace = {"source": "query", "windows": [w.to_dict() for w in windows], "anchors": anchors}
+    return windows, trace

@@ -1,0 +1,92 @@
+"""Stages 3-5 of recall: fuse, rerank, then boost, pack and answer.
+
+``fuse`` and ``rerank`` are what the chord's callback and the rerank queue
+run; ``finish`` turns scored candidates into the response. The maths lives
+in ``tempr.core``; this module only feeds it data from the store.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from config.settings import Settings
+from tempr.core import (
+    BOOST_DIVISORS, cut_candidates, normalise_scores, rrf_fallback_scores, rrf_fuse,
+)
+from tempr.core.types import FusedCandidate, StrategyResult
+from tempr.recall.context import RecallContext
+from tempr.recall.plan import QueryPlan
+from tempr.store import recall_repo
+
+RRF_FALLBACK = "rrf-fallback"
+
+
+@dataclass
+class RerankOutcome:
+    """Normalised [0, 1] score per candidate id, and which reranker produced them."""
+
+    scores: dict[str, float]
+    reranker: str
+    raw: dict[str, float] = field(default_factory=dict)
+    elapsed_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scores": self.scores, "reranker": self.reranker, "raw": self.raw, "elapsed_ms": self.elapsed_ms}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RerankOutcome:
+        return cls(dict(data["scores"]), data["reranker"], dict(data.get("raw") or {}), data.get("elapsed_ms", 0.0))
+
+
+def fuse(plan: QueryPlan, results: Sequence[StrategyResult], settings: Settings) -> list[FusedCandidate]:
+    """RRF (k = 60) with rank-space strategy boosts, cut to the reranker's candidate cap."""
+    return cut_candidates(rrf_fuse(results, boosts=plan.boosts), settings.reranker_max_candidates)
+
+
+def passage(unit: dict[str, Any]) -> str:
+    """What the cross-encoder reads: the date and context give it what the bare fact lacks."""
+    head = []
+    if unit.get("event_date"):
+        head.append(f"[Date: {unit['event_date']:%B %d, %Y}]")
+    if unit.get("context"):
+        head.append(f"{unit['context']}:")
+    return " ".join([*head, unit["text"]])
+
+
+def fallback_scores(candidates: Sequence[FusedCandidate]) -> RerankOutcome:
+    """The seed's no-model fallback: scores spread evenly over [0.1, 1.0] by RRF rank."""
+    scores = rrf_fallback_scores(len(candidates))
+    return RerankOutcome({c.id: s for c, s in zip(candidates, scores, strict=True)}, RRF_FALLBACK)
+
+
+def rerank(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: RecallContext) -> RerankOutcome:
+    started = time.perf_counter()
+    if ctx.reranker is None or not candidates:
+        outcome = fallback_scores(candidates)
+    else:
+        with ctx.engine.connect() as conn:
+            units = recall_repo.fetch_units(conn, [c.id for c in candidates], with_entities=False)
+        ids = [c.id for c in candidates if c.id in units]
+        raw = ctx.reranker.score_pairs([(plan.req.query, passage(units[i])) for i in ids])
+        norm = normalise_scores(raw, calibrated=ctx.reranker.calibrated)
+        outcome = RerankOutcome(dict(zip(ids, norm, strict=True)), ctx.reranker.name, dict(zip(ids, raw, strict=True)))
+    outcome.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
+    return outcome
+
+
+def boost_divisors(plan: QueryPlan, candidates: Sequence[FusedCandidate]) -> dict[str, float]:
+    """Per candidate, the largest divisor among the favoured strategies it came from."""
+    out: dict[str, float] = {}
+    for c in candidates:
+        levels = [BOOST_DIVISORS[plan.boosts[s]] for s in c.ranks if s in plan.boosts]
+        if levels:
+            out[c.id] = max(levels)
+    return out
+
+
+def occurrence(unit: dict[str, Any]) -> datetime | None:
+    return unit.get("event_date")

@@ -1,0 +1,93 @@
+"""Stage 2 of recall: the four strategies, each a ranked list with its own score.
+
+Each function runs on its own connection so the four can run on different
+workers (the Celery chord) or threads (in-process) at the same time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tempr.core import spread_across_buckets
+from tempr.core.types import Hit, Strategy, StrategyResult
+from tempr.recall.context import RecallContext
+from tempr.recall.plan import QueryPlan
+from tempr.store import recall_repo
+
+
+def semantic(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
+    with ctx.engine.begin() as conn:
+        return recall_repo.semantic_search(conn, plan.embedding, plan.filters(), plan.budget), {}
+
+
+def keyword(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
+    s = ctx.settings
+    with ctx.engine.begin() as conn:
+        hits = recall_repo.keyword_search(conn, plan.req.query, plan.filters(), plan.budget, k1=s.bm25_k1, b=s.bm25_b)
+    return hits, {}
+
+
+def graph(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
+    """Seeds are the top semantic and keyword hits; traversal depth follows the budget level."""
+    s = ctx.settings
+    filters = plan.filters()
+    with ctx.engine.begin() as conn:
+        sem = recall_repo.semantic_search(conn, plan.embedding, filters, s.graph_seed_count)
+        kw = recall_repo.keyword_search(conn, plan.req.query, filters, s.graph_seed_count, k1=s.bm25_k1, b=s.bm25_b)
+        seeds = list(dict.fromkeys([h.id for h in sem] + [h.id for h in kw]))
+        hits, detail = recall_repo.graph_search(
+            conn, seeds, filters, depth=plan.depth, budget=plan.budget, decay=s.graph_hop_decay
+        )
+    return hits, {"seeds": len(seeds), "depth": plan.depth, **detail}
+
+
+def temporal(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
+    """In-window memories chosen by relevance, then spread across the window's time buckets."""
+    windows = plan.time_windows
+    if not windows:
+        return [], {"skipped": "no time reference in the query"}
+    filters = plan.filters()
+    per_window: list[list[Hit]] = []
+    with ctx.engine.begin() as conn:
+        for window in windows:
+            pool = recall_repo.temporal_candidates(conn, plan.embedding, window, filters, plan.budget * 2)
+            similarity = {i: sim for i, _, sim in pool}
+            order = spread_across_buckets(pool, window, buckets=ctx.settings.temporal_buckets, limit=plan.budget)
+            per_window.append([Hit(i, similarity[i]) for i in order])
+    merged = _interleave(per_window, plan.budget)
+    return merged, {"windows": len(windows), "in_window": sum(len(w) for w in per_window)}
+
+
+def _interleave(lists: list[list[Hit]], limit: int) -> list[Hit]:
+    seen: set[str] = set()
+    out: list[Hit] = []
+    for position in range(max((len(x) for x in lists), default=0)):
+        for hits in lists:
+            if position < len(hits) and hits[position].id not in seen and len(out) < limit:
+                seen.add(hits[position].id)
+                out.append(hits[position])
+    return out
+
+
+RUNNERS: dict[Strategy, Callable[[QueryPlan, RecallContext], tuple[list[Hit], dict[str, Any]]]] = {
+    Strategy.SEMANTIC: semantic,
+    Strategy.KEYWORD: keyword,
+    Strategy.GRAPH: graph,
+    Strategy.TEMPORAL: temporal,
+}
+
+
+def run_strategy(strategy: Strategy | str, plan: QueryPlan, ctx: RecallContext) -> StrategyResult:
+    """Run one strategy. Errors propagate: the caller decides whether that degrades or fails."""
+    name = Strategy(strategy)
+    started = time.perf_counter()
+    hits, detail = RUNNERS[name](plan, ctx)
+    elapsed = (time.perf_counter() - started) * 1000
+    return StrategyResult(name, tuple(hits), None, round(elapsed, 2), detail)
+
+
+def degraded(strategy: Strategy | str, error: BaseException | str, elapsed_ms: float = 0.0) -> StrategyResult:
+    message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    return StrategyResult(Strategy(strategy), (), message, round(elapsed_ms, 2), {})
