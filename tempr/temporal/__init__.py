@@ -16,17 +16,14 @@ from tempr.temporal._analyser import SUPPORTED_LANGUAGES, analyse
 from tempr.temporal._combine import HORIZON_YEARS
 from tempr.temporal._rules_relative import RECENT_DAYS
 from tempr.temporal._warmup import warm_up
-from tempr.temporal.windows import bucket_bounds, bucket_count, bucket_index, proximity, window_from_anchor
+from tempr.temporal.windows import bucket_count, window_from_anchor
 
 __all__ = [
     "HORIZON_YEARS",
     "RECENT_DAYS",
     "SUPPORTED_LANGUAGES",
     "analyse",
-    "bucket_bounds",
     "bucket_count",
-    "bucket_index",
-    "proximity",
     "warm_up",
     "window_from_anchor",
 ]

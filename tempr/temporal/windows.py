@@ -1,6 +1,5 @@
-"""Window helpers for the recall pipeline: open windows from resolved event
-anchors, temporal proximity, and time buckets for spreading a selection across
-a window.
+"""Window helpers for the recall pipeline: the open window of a resolved event
+anchor, and how many time buckets to spread a window's selection over.
 
 Conventions (the same as :func:`tempr.temporal.analyse`): timezone-aware UTC,
 both ends inclusive, ``end`` = start of the next unit minus 1 µs.
@@ -13,8 +12,6 @@ from datetime import datetime
 from tempr.core.types import TimeWindow
 from tempr.temporal._calendar import US, add_years, as_utc, end_of_day
 from tempr.temporal._combine import HORIZON_YEARS
-
-NEUTRAL = 0.5  # proximity of an undated memory, or of any memory when the query has no window
 
 _BUCKETS = {"day": 4, "weekend": 4, "week": 7, "month": 5, "quarter": 6, "season": 6, "half": 6, "year": 12,
             "decade": 10, "century": 10}
@@ -54,35 +51,15 @@ def window_from_anchor(
     return TimeWindow(start, end, "span", open_side="after", anchor=start, source="event anchor")
 
 
-def proximity(window: TimeWindow, when: datetime | None) -> float:
-    """How close ``when`` is to what the window is about, in [0, 1].
-
-    Closed windows: ``1 - min(|when - centre| / (length / 2), 1)`` (1 at the centre,
-    0 at the edges and outside). Open windows ("before/after/since X"): measured
-    from the anchor across the window's length, so the memories just before or
-    just after the event score highest; 0 outside the window. ``None`` -> 0.5.
-    """
-    if when is None:
-        return NEUTRAL
-    when = as_utc(when)
-    if window.open_side is not None and window.anchor is not None:
-        if not window.start <= when <= window.end:
-            return 0.0
-        length = (window.end - window.start).total_seconds()
-        if length <= 0:
-            return 1.0
-        return 1.0 - min(abs((when - window.anchor).total_seconds()) / length, 1.0)
-    half = (window.end - window.start).total_seconds() / 2
-    if half <= 0:
-        return 1.0 if when == window.start else 0.0
-    return 1.0 - min(abs((when - window.centre).total_seconds()) / half, 1.0)
-
-
 def bucket_count(window: TimeWindow) -> int:
-    """How many equal time buckets to spread a selection over, from the granularity:
-    a year -> 12 (about months), a week -> 7 (days), a month -> 5 (about weeks), a
-    day -> 4; ranges by length (days up to a week, then weeks, months, years; 4..12);
-    open windows -> 8."""
+    """How many equal time buckets to spread a window's selection over, from its
+    granularity: a year -> 12 (about a month each), a quarter/season/half -> 6, a
+    month -> 5 (about a week each), a week -> 7 (days), a day or weekend -> 4,
+    a decade/century -> 10; ranges by length (days up to a week, then weeks,
+    months, years; 4..12); open windows -> 8.
+
+    Use it as ``spread_across_buckets(pool, window, buckets=bucket_count(window), ...)``.
+    """
     if window.open_side is not None:
         return _OPEN_BUCKETS
     if window.granularity in _BUCKETS:
@@ -92,24 +69,3 @@ def bucket_count(window: TimeWindow) -> int:
         if days / unit <= 12:
             return max(4, min(12, round(days / unit)))
     return 12
-
-
-def bucket_index(window: TimeWindow, when: datetime | None, buckets: int | None = None) -> int:
-    """The bucket (0-based) ``when`` falls in; undated memories and dates outside the
-    window are clamped to the first/last bucket."""
-    n = buckets or bucket_count(window)
-    if when is None:
-        return 0
-    span = (window.end - window.start).total_seconds()
-    if span <= 0:
-        return 0
-    index = int((as_utc(when) - window.start).total_seconds() / span * n)
-    return max(0, min(n - 1, index))
-
-
-def bucket_bounds(window: TimeWindow, buckets: int | None = None) -> list[tuple[datetime, datetime]]:
-    """The buckets as ``[start, end)`` pairs (the last one closed at ``window.end``)."""
-    n = buckets or bucket_count(window)
-    step = (window.end - window.start) / n
-    edges = [window.start + step * i for i in range(n)] + [window.end]
-    return list(zip(edges[:-1], edges[1:], strict=True))
