@@ -29,6 +29,9 @@ ROUTES = {
 
 
 def celery_config(settings: Settings, broker_url: str | None, result_backend: str | None) -> dict[str, Any]:
+    """Fleet defaults: late acks (a lost worker's task is redelivered), prefetch 1 (a slow task
+    never holds others hostage; a threads-pool rerank worker still reserves `concurrency` tasks,
+    which is what lets its batcher merge them), time limits, task events for Flower."""
     return {
         "broker_url": broker_url,
         "result_backend": result_backend,
@@ -41,14 +44,18 @@ def celery_config(settings: Settings, broker_url: str | None, result_backend: st
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,
+        # Per-task limits for strategies are set per message (TEMPR_STRATEGY_TIMEOUT_S, the deadline);
+        # these global ones only stop a runaway task.
         "task_time_limit": max(settings.recall_timeout_s * 4, 600),
         "task_soft_time_limit": max(settings.recall_timeout_s * 3, 540),
-        "result_expires": settings.job_result_ttl_s,
+        # Chord bookkeeping and step results; the job record (tempr.jobs) keeps the answer longer.
+        "result_expires": settings.celery_result_expires_s,
+        "result_extended": False,  # would store every step's args (plans, candidate lists) again
         "broker_connection_retry_on_startup": True,
         "broker_transport_options": {"visibility_timeout": 3600},
-        "worker_send_task_events": True,
+        "worker_send_task_events": True,  # Flower
         "task_send_sent_event": True,
         "task_track_started": True,
-        "result_extended": True,
         "worker_hijack_root_logger": False,
+        "worker_cancel_long_running_tasks_on_connection_loss": True,
     }

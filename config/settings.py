@@ -87,18 +87,36 @@ class Settings(BaseSettings):
 
     # --- execution ---------------------------------------------------------
     recall_timeout_s: float = 30.0
+    """Default per-request deadline; a request's `timeout_s` overrides it."""
+    recall_deadline_grace_s: float = 2.0
+    """How long past a deadline the watchdog and waiting clients give a job before calling it timed out."""
     strategy_timeout_s: float = 10.0
+    """Soft time limit of one strategy task (prefork pools); past it the strategy degrades."""
     cache_ttl_s: int = 600
+    """Recall cache entries live this long; bank writes invalidate them sooner (the key holds the bank version)."""
     job_result_ttl_s: int = 86400
+    """Job records (status, result, webhook deliveries) and idempotency keys live this long."""
+    celery_result_expires_s: int = 3600
+    """Celery's own result keys (the chord's bookkeeping) expire sooner: the job record holds the answer."""
     webhook_secret: str = "change-me"
     webhook_max_attempts: int = 5
     webhook_backoff_base_s: float = 1.0
+    """Attempt n waits base * 2^(n-1) seconds (capped at webhook_backoff_max_s) after a failure."""
+    webhook_backoff_max_s: float = 300.0
     webhook_timeout_s: float = 5.0
-    webhook_allow_private: bool = False
-    """Allow callback URLs that resolve to link-local / metadata / private addresses."""
+    webhook_allow_link_local: bool = False
+    """Allow callback URLs that resolve to link-local or cloud-metadata addresses (loopback and
+    private ranges are always allowed, so local receivers work)."""
     api_host: str = "127.0.0.1"
     api_port: int = 8765
     api_wait_timeout_s: float = 30.0
+    metrics_dir: Path | None = None
+    """prometheus_client multi-process files; None: <state_dir>/metrics."""
+    worker_metrics_port: int | None = None
+    """When set, each worker's main process serves /metrics on this port (hosts without the API)."""
+    fault_strategies: str = ""
+    """TEST ONLY fault injection read by strategy tasks: "semantic" raises, "graph:slow" sleeps past
+    strategy_timeout_s. Empty in production."""
 
     @field_validator("temporal_languages", mode="before")
     @classmethod

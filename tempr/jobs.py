@@ -1,0 +1,177 @@
+"""Job records in Redis: status, result or error, webhook deliveries, idempotency keys.
+
+Celery's result backend says whether a task finished; a *job* is what a caller asked for, and it
+outlives the chord's bookkeeping (``TEMPR_JOB_RESULT_TTL_S``). One hash per job::
+
+    tempr:job:<id>              status (queued|running|succeeded|failed), bank_id, created_at,
+                                deadline, callback_url, request_hash, result, error, finished_at
+    tempr:job:<id>:deliveries   list of JSON delivery records (attempt, at, ok, status_code|error)
+    tempr:idem:<bank>:<key>     the job id an Idempotency-Key maps to
+
+The first terminal transition wins (``finish`` uses HSETNX on a "final" field), so a watchdog that
+times a job out and a late finisher never both report. Redis trouble is logged and never fails a
+recall: the caller then simply gets no record (and no idempotency).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from tempr.cache import Breaker
+
+log = logging.getLogger(__name__)
+
+QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
+TERMINAL = (SUCCEEDED, FAILED)
+_ERRORS = (RedisError, OSError)
+
+
+def error_dict(exc: BaseException) -> dict[str, Any]:
+    """The JSON shape of a job's error: ``ValidationError.to_dict()`` where there is one."""
+    to_dict = getattr(exc, "to_dict", None)
+    if callable(to_dict):
+        return dict(to_dict())
+    return {"error": type(exc).__name__, "message": str(exc) or type(exc).__name__, "field": None}
+
+
+def _key(job_id: str) -> str:
+    return f"tempr:job:{job_id}"
+
+
+def _decode(raw: dict[Any, Any]) -> dict[str, str]:
+    return {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+            for k, v in raw.items()}
+
+
+class JobStore:
+    def __init__(self, client: Any, ttl_s: int, breaker: Breaker | None = None) -> None:
+        self.redis = client
+        self.ttl_s = ttl_s
+        self.breaker = breaker or Breaker()
+
+    def _safe(self, what: str, fn: Any, default: Any = None) -> Any:
+        if self.redis is None or not self.breaker.allows():
+            return default
+        try:
+            return fn()
+        except _ERRORS as exc:
+            self.breaker.trip()
+            log.warning("job store unavailable (%s): %s", what, exc)
+            return default
+
+    def create(self, job_id: str, *, bank_id: str, deadline: float, callback_url: str | None = None,
+               request_hash: str | None = None, status: str = QUEUED) -> None:
+        fields = {"job_id": job_id, "status": status, "bank_id": bank_id, "created_at": time.time(),
+                  "deadline": deadline, "callback_url": callback_url or "", "request_hash": request_hash or ""}
+
+        def run() -> None:
+            pipe = self.redis.pipeline()
+            pipe.hsetnx(_key(job_id), "created_at", fields.pop("created_at"))
+            for name, value in fields.items():
+                if name == "status":
+                    continue
+                pipe.hsetnx(_key(job_id), name, value)
+            pipe.hsetnx(_key(job_id), "status", status)
+            pipe.expire(_key(job_id), self.ttl_s)
+            pipe.execute()
+
+        self._safe("create", run)
+
+    def claim_idempotency(self, bank_id: str, key: str, job_id: str) -> str | None:
+        """Map (bank, key) to ``job_id`` unless already mapped; return the earlier job id if so."""
+        def run() -> str | None:
+            idem = f"tempr:idem:{bank_id}:{key}"
+            if self.redis.set(idem, job_id, nx=True, ex=self.ttl_s):
+                return None
+            found = self.redis.get(idem)
+            return found.decode() if isinstance(found, bytes) else found
+
+        return self._safe("idempotency", run)
+
+    def mark_running(self, job_id: str, **fields: Any) -> None:
+        """Called by the start task; creates the record for apps that used send_task directly."""
+        def run() -> None:
+            pipe = self.redis.pipeline()
+            for name, value in {**fields, "job_id": job_id}.items():
+                pipe.hsetnx(_key(job_id), name, "" if value is None else value)
+            pipe.hsetnx(_key(job_id), "created_at", time.time())
+            pipe.hset(_key(job_id), "started_at", time.time())
+            pipe.expire(_key(job_id), self.ttl_s)
+            pipe.execute()
+            # running only if nothing terminal was recorded meanwhile
+            if self.redis.hget(_key(job_id), "final") is None:
+                self.redis.hset(_key(job_id), "status", RUNNING)
+
+        self._safe("mark_running", run)
+
+    def finish(self, job_id: str, *, result: dict[str, Any] | None = None,
+               error: dict[str, Any] | None = None) -> bool:
+        """Record the outcome. True when this call made the job terminal (or Redis is unavailable,
+        so the caller should still notify); False when another outcome was recorded first."""
+        status = FAILED if error is not None else SUCCEEDED
+
+        def run() -> bool:
+            if not self.redis.hsetnx(_key(job_id), "final", status):
+                return False
+            mapping = {"status": status, "finished_at": time.time()}
+            if result is not None:
+                mapping["result"] = json.dumps(result, separators=(",", ":"))
+            if error is not None:
+                mapping["error"] = json.dumps(error)
+            pipe = self.redis.pipeline()
+            pipe.hset(_key(job_id), mapping=mapping)
+            pipe.expire(_key(job_id), self.ttl_s)
+            pipe.execute()
+            return True
+
+        return bool(self._safe("finish", run, default=True))
+
+    def add_delivery(self, job_id: str, record: dict[str, Any]) -> None:
+        def run() -> None:
+            key = f"{_key(job_id)}:deliveries"
+            pipe = self.redis.pipeline()
+            pipe.rpush(key, json.dumps(record))
+            pipe.expire(key, self.ttl_s)
+            if "delivery" in record:
+                pipe.hset(_key(job_id), "webhook", record["delivery"])
+            pipe.execute()
+
+        self._safe("add_delivery", run)
+
+    def request_hash(self, job_id: str) -> str | None:
+        def run() -> str | None:
+            found = self.redis.hget(_key(job_id), "request_hash")
+            return (found.decode() if isinstance(found, bytes) else found) or None
+
+        return self._safe("request_hash", run)
+
+    def get(self, job_id: str) -> dict[str, Any] | None:
+        """The job as a JSON-able dict, or None if unknown (or Redis is unavailable)."""
+        def run() -> dict[str, Any] | None:
+            raw = self.redis.hgetall(_key(job_id))
+            if not raw:
+                return None
+            data: dict[str, Any] = _decode(raw)
+            deliveries = self.redis.lrange(f"{_key(job_id)}:deliveries", 0, -1)
+            return _shape(data, [json.loads(d) for d in deliveries])
+
+        return self._safe("get", run)
+
+
+def _shape(data: dict[str, Any], deliveries: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "job_id": data.get("job_id"), "status": data.get("status", QUEUED), "bank_id": data.get("bank_id"),
+        "result": json.loads(data["result"]) if data.get("result") else None,
+        "error": json.loads(data["error"]) if data.get("error") else None,
+    }
+    for name in ("created_at", "started_at", "finished_at", "deadline"):
+        out[name] = float(data[name]) if data.get(name) else None
+    out["callback_url"] = data.get("callback_url") or None
+    if out["callback_url"]:
+        out["webhook"] = {"status": data.get("webhook", "pending"), "deliveries": deliveries}
+    return out
