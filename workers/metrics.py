@@ -1,0 +1,150 @@
+"""Prometheus metrics for the worker fleet and the gateway (prometheus_client, multi-process mode).
+
+Every worker process (prefork children included) and the API write their samples to files under
+``PROMETHEUS_MULTIPROC_DIR`` (default ``<state_dir>/metrics``); ``GET /metrics`` on the API, or a
+worker's own port (``TEMPR_WORKER_METRICS_PORT``), aggregates every process on that host. Queue
+depth is read from the broker at scrape time and the cache hit ratio is derived from the counters,
+so neither needs a writer.
+
+    tempr_stage_seconds{stage}            latency per stage: analyse, strategy.<name>, fuse, rerank,
+                                          finish, total, and queue waits queue.<step>
+    tempr_recalls_total{outcome}          succeeded | failed | timeout
+    tempr_cache_requests_total{result}    hit | miss
+    tempr_cache_hit_ratio                 hits / (hits + misses), at scrape time
+    tempr_strategy_degraded_total{strategy}
+    tempr_rerank_batch_pairs              pairs per cross-encoder call
+    tempr_rerank_batch_requests           requests merged into one cross-encoder call
+    tempr_webhook_deliveries_total{outcome}  delivered | retry | failed | refused
+    tempr_queue_depth{queue}              messages waiting in each broker queue
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def _multiproc_dir() -> Path:
+    found = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not found:
+        from config.settings import get_settings
+
+        settings = get_settings()
+        found = str(settings.metrics_dir or settings.state_dir.resolve() / "metrics")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = found
+    path = Path(found)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+METRICS_DIR = _multiproc_dir()
+
+from prometheus_client import (  # noqa: E402 - the multi-process dir must be set before the import
+    CollectorRegistry, Counter, Histogram, generate_latest, values,
+)
+from prometheus_client.core import GaugeMetricFamily  # noqa: E402
+from prometheus_client.multiprocess import MultiProcessCollector  # noqa: E402
+
+if values.ValueClass is values.MutexValue:  # prometheus_client was imported before the env was set
+    values.ValueClass = values.MultiProcessValue()
+
+_LATENCY = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+STAGE_SECONDS = Histogram("tempr_stage_seconds", "Recall latency per stage (queue.* = time waiting in a queue)",
+                          ["stage"], buckets=_LATENCY)
+RECALLS = Counter("tempr_recalls_total", "Recall jobs by outcome", ["outcome"])
+CACHE_REQUESTS = Counter("tempr_cache_requests_total", "Recall cache lookups", ["result"])
+STRATEGY_DEGRADED = Counter("tempr_strategy_degraded_total", "Strategies that failed or timed out", ["strategy"])
+RERANK_BATCH_PAIRS = Histogram("tempr_rerank_batch_pairs", "Pairs per cross-encoder call",
+                               buckets=(1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048))
+RERANK_BATCH_REQUESTS = Histogram("tempr_rerank_batch_requests", "Rerank requests merged into one model call",
+                                  buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32, 64))
+WEBHOOKS = Counter("tempr_webhook_deliveries_total", "Webhook delivery attempts by outcome", ["outcome"])
+
+
+def observe_timings(timings_ms: dict[str, float], *, skip: Iterable[str] = ()) -> None:
+    skipped = set(skip)
+    for stage, ms in timings_ms.items():
+        if stage not in skipped and isinstance(ms, int | float) and ms >= 0:
+            STAGE_SECONDS.labels(stage).observe(ms / 1000.0)
+
+
+def observe_batch(requests: int, pairs: int) -> None:
+    RERANK_BATCH_REQUESTS.observe(requests)
+    RERANK_BATCH_PAIRS.observe(pairs)
+
+
+class _DerivedCollector:
+    """Gauges computed at scrape time: queue depth from the broker, cache hit ratio from counters."""
+
+    def __init__(self, celery_app: Any | None, path: Path) -> None:
+        self.celery_app = celery_app
+        self.path = path
+
+    def collect(self) -> Iterator[Any]:
+        yield self._hit_ratio()
+        if self.celery_app is not None:
+            yield self._queue_depth()
+
+    def _hit_ratio(self) -> GaugeMetricFamily:
+        counts = {"hit": 0.0, "miss": 0.0}
+        for family in MultiProcessCollector(None, path=str(self.path)).collect():
+            if family.name == "tempr_cache_requests":
+                for sample in family.samples:
+                    if sample.name.endswith("_total") and sample.labels.get("result") in counts:
+                        counts[sample.labels["result"]] += sample.value
+        total = counts["hit"] + counts["miss"]
+        gauge = GaugeMetricFamily("tempr_cache_hit_ratio", "Cache hits / lookups since the metrics dir was created")
+        gauge.add_metric([], counts["hit"] / total if total else 0.0)
+        return gauge
+
+    def _queue_depth(self) -> GaugeMetricFamily:
+        gauge = GaugeMetricFamily("tempr_queue_depth", "Messages waiting per broker queue", labels=["queue"])
+        for queue, depth in queue_depths(self.celery_app).items():
+            gauge.add_metric([queue], depth)
+        return gauge
+
+
+def queue_depths(celery_app: Any) -> dict[str, float]:
+    """Messages ready per queue (Redis list length / AMQP message_count); -1 when the broker is down."""
+    from kombu.exceptions import OperationalError as KombuOperationalError
+
+    from config.celery import QUEUES
+
+    out: dict[str, float] = {}
+    try:
+        with celery_app.connection_for_read() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+            channel = conn.default_channel
+            for queue in QUEUES:
+                try:
+                    out[queue] = float(channel.queue_declare(queue=queue, passive=True).message_count)
+                except conn.channel_errors:  # not declared yet; AMQP closes the channel on that
+                    out[queue] = 0.0
+                    channel = conn.channel()
+    except (KombuOperationalError, OSError) as exc:
+        log.warning("queue depth unavailable: %s", exc)
+        return {queue: -1.0 for queue in QUEUES}
+    return out
+
+
+def registry(celery_app: Any | None = None, path: Path | None = None) -> CollectorRegistry:
+    reg = CollectorRegistry()
+    MultiProcessCollector(reg, path=str(path or METRICS_DIR))
+    reg.register(_DerivedCollector(celery_app, path or METRICS_DIR))
+    return reg
+
+
+def render(celery_app: Any | None = None, path: Path | None = None) -> bytes:
+    return generate_latest(registry(celery_app, path))
+
+
+def serve(port: int, celery_app: Any | None = None) -> None:
+    """A worker host without the API: serve the aggregate on ``port`` from a daemon thread."""
+    from prometheus_client import start_http_server
+
+    start_http_server(port, registry=registry(celery_app))
