@@ -1,18 +1,68 @@
-"""The Celery app. Run workers with `tempr worker --queues retrieve,fuse` (see config/celery.py)."""
+"""The Celery app. Run one worker pool per queue set (see config/celery.py and docs/execution.md):
+
+    tempr worker --queues retrieve,fuse                       # strategies, analysis, fusion
+    tempr worker --queues rerank --pool threads --concurrency 8   # one model, batched, GPU if any
+    tempr worker --queues ingest,webhooks
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 
 from config.celery import celery_config
 from workers.resources import get_resources
 
-_res = get_resources()
-app = Celery("tempr", include=["tasks.ingest"])
-app.conf.update(celery_config(_res.settings, _res.endpoints.broker_url, _res.endpoints.result_backend))
+TASK_MODULES = ["tasks.ingest", "tasks.recall", "tasks.retrieve", "tasks.fuse", "tasks.rerank", "tasks.webhooks"]
+
+
+def make_app(broker_url: str | None = None, result_backend: str | None = None) -> Celery:
+    """A Celery app with tempr's configuration; by default on this process's endpoints.
+
+    Apps that only enqueue (clients, the API, tests pointing at another broker) need no task
+    modules: they send by name (``app.send_task("tempr.recall.start", ...)``).
+    """
+    res = get_resources()
+    new = Celery("tempr", include=TASK_MODULES, set_as_current=False)
+    new.conf.update(celery_config(res.settings, broker_url or res.endpoints.broker_url,
+                                  result_backend or res.endpoints.result_backend))
+    return new
+
+
+app = make_app()
+app.set_current()
+
+
+def _consumes_rerank(celery_app: Celery) -> bool:
+    consume = celery_app.amqp.queues.consume_from
+    return not consume or "rerank" in consume
+
+
+def _warm_rerank_model() -> None:
+    if get_resources().settings.reranker_model and _consumes_rerank(app):
+        from workers.rerank_batcher import warm_up
+
+        warm_up()
 
 
 @worker_process_init.connect
 def _after_fork(**_: object) -> None:
+    from workers import rerank_batcher
+
     get_resources().reset_after_fork()
+    rerank_batcher.reset_after_fork()
+    _warm_rerank_model()
+
+
+@worker_ready.connect
+def _ready(sender: Any = None, **_: object) -> None:
+    pool_cls = getattr(getattr(sender, "controller", None), "pool_cls", None)
+    if "prefork" not in getattr(pool_cls, "__module__", "prefork"):  # threads/solo: this process scores
+        _warm_rerank_model()
+    port = get_resources().settings.worker_metrics_port
+    if port:
+        from workers import metrics
+
+        metrics.serve(port, app)

@@ -1,0 +1,95 @@
+"""The recall start task (queue ``fuse``): cache lookup, query analysis, then the chord.
+
+``tempr.recall.start(bank_id, request, deadline=None, enqueued_at=None)`` — the task id IS the
+job id. A cache hit returns the answer at once. A miss analyses the query once (embedding, time
+windows, budget) and then *replaces itself* with::
+
+    chord(group(tempr.retrieve.strategy x 4) on `retrieve`, tempr.fuse.collect on `fuse`)
+
+``Task.replace`` freezes the chord's body with this task's id, so ``AsyncResult(job_id).get()``
+resolves with the final response whatever path the job took (hit, fallback, cross-encoder).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Any
+
+from celery import chord, group
+
+from tempr.cache import cache_key
+from tempr.client import parse_request
+from tempr.core.types import ALL_STRATEGIES
+from tempr.ingest.pipeline import check_bank_id
+from tempr.recall.models import RecallResponse
+from tempr.recall.plan import analyse
+from tempr.store import recall_repo
+from tempr.webhooks import check_callback_url
+from tasks.common import RecallStep, check_deadline, context, finish_job, job_store, ms, recall_cache
+from workers.app import app
+from workers.resources import get_resources
+
+_ARG_NAMES = ("bank_id", "request", "deadline", "enqueued_at")
+
+
+class StartStep(RecallStep):
+    def envelope(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+        given = {**dict(zip(_ARG_NAMES, args, strict=False)), **kwargs}
+        request = given.get("request") if isinstance(given.get("request"), dict) else {}
+        return {"job_id": self.request.id, "bank_id": given.get("bank_id"),
+                "deadline": float(given.get("deadline") or time.time()),
+                "enqueued_at": float(given.get("enqueued_at") or time.time()),
+                "callback_url": request.get("callback_url")}
+
+
+@app.task(name="tempr.recall.start", bind=True, base=StartStep)
+def start(self: StartStep, bank_id: str, request: dict[str, Any], deadline: float | None = None,
+          enqueued_at: float | None = None) -> dict[str, Any]:
+    began = time.time()
+    res = get_resources()
+    settings = res.settings
+    req = parse_request(request)
+    deadline = float(deadline or began + (req.timeout_s or settings.recall_timeout_s))
+    env: dict[str, Any] = {"job_id": self.request.id, "bank_id": bank_id, "deadline": deadline,
+                           "enqueued_at": float(enqueued_at or began), "callback_url": req.callback_url,
+                           "cache_key": None}
+    job_store().mark_running(env["job_id"], bank_id=bank_id, deadline=deadline,
+                             callback_url=req.callback_url)
+    timings = {"queue.start": ms(began - env["enqueued_at"])}
+    check_bank_id(bank_id)
+    if req.callback_url:
+        check_callback_url(req.callback_url, allow_link_local=settings.webhook_allow_link_local)
+    check_deadline(env, "starting")
+
+    t_cache = time.perf_counter()
+    with res.engine.connect() as conn:
+        version = recall_repo.bank_version(conn, bank_id)
+    if version is not None:  # no bank, nothing worth caching
+        env["cache_key"] = cache_key(bank_id, version, req, settings)
+    hit = recall_cache().get(env["cache_key"])
+    timings["cache_lookup"] = ms(time.perf_counter() - t_cache)
+    if hit is not None:
+        response = RecallResponse.model_validate({**hit, "timings_ms": timings})
+        return finish_job(env, response, cached=True)
+
+    plan = analyse(bank_id, req, context(embedder=True))
+    check_deadline(env, "retrieval")
+    raise self.replace(build_chord(env, plan.to_dict(), timings))
+
+
+def build_chord(env: dict[str, Any], plan: dict[str, Any], timings: dict[str, float]) -> Any:
+    """Four strategy signatures (expiring at the deadline, soft-limited) and the fusion callback."""
+    settings = get_resources().settings
+    deadline = float(env["deadline"])
+    now = time.time()
+    soft = max(0.05, min(settings.strategy_timeout_s, deadline - now))
+    expires = dt.datetime.fromtimestamp(deadline, tz=dt.UTC)
+    header = group(
+        app.signature("tempr.retrieve.strategy", args=(s.value, plan, deadline, now),
+                      expires=expires, soft_time_limit=soft, time_limit=soft + 5)
+        for s in ALL_STRATEGIES
+    )
+    body_plan = {**plan, "embedding": []}  # the strategies needed it; nothing after them does
+    state = {"env": env, "plan": body_plan, "timings": timings, "dispatched_at": now}
+    return chord(header, app.signature("tempr.fuse.collect", args=(state,)))
