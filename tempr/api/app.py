@@ -1,0 +1,53 @@
+"""The FastAPI app: `tempr api --host --port` serves ``create_app()``; OpenAPI at /docs.
+
+Routes (docs/execution.md has curl examples):
+    POST   /v1/default/banks/{bank_id}/memories/recall         wait for the answer (504 + job id past the wait)
+    POST   /v1/default/banks/{bank_id}/memories/recall/async   202 + job id at once
+    GET    /v1/jobs/{job_id}                                   status, result or error, webhook deliveries
+    POST   /v1/default/banks/{bank_id}/facts                   ingest a JSON array of facts
+    DELETE /v1/default/banks/{bank_id}                         delete a bank
+    GET    /metrics                                            Prometheus (every process on this host)
+    GET    /healthz
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response
+
+from tempr.api import errors, routes_banks, routes_jobs, routes_recall
+from tempr.api.gateway import Gateway, gateway
+
+
+def create_app(*, celery_app: Celery | None = None, resources: Any = None) -> FastAPI:
+    if celery_app is None:
+        from workers.app import app as celery_app
+    if resources is None:
+        from workers.resources import get_resources
+
+        resources = get_resources()
+    app = FastAPI(title="tempr", version="0.1.0", docs_url="/docs", openapi_url="/openapi.json",
+                  description="TEMPR recall for AI-agent memory, served by a Celery worker fleet.")
+    app.state.gateway = Gateway(celery_app, resources)
+    errors.install(app)
+    for module in (routes_recall, routes_jobs, routes_banks):
+        app.include_router(module.router)
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics(request: Request) -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST
+
+        from workers.metrics import render
+
+        data = await run_in_threadpool(render, gateway(request).celery_app)
+        return Response(data, media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, bool]:
+        return {"ok": True}
+
+    return app

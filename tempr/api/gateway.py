@@ -1,0 +1,38 @@
+"""What the routes share: the Celery app to enqueue on, the job store, settings, resources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from celery import Celery
+from fastapi import Request
+
+from config.settings import Settings
+from tempr.cache import cache_redis
+from tempr.client import RecallJob, recall_async
+from tempr.jobs import JobStore
+from tempr.recall.models import RecallRequest
+
+
+@dataclass
+class Gateway:
+    celery_app: Celery
+    resources: Any  # workers.resources.Resources: engine, embedder, extractor (built lazily)
+
+    @property
+    def settings(self) -> Settings:
+        return self.resources.settings  # type: ignore[no-any-return]
+
+    @property
+    def store(self) -> JobStore:
+        client, breaker = cache_redis(self.resources.endpoints.cache_url)
+        return JobStore(client, self.settings.job_result_ttl_s, breaker)
+
+    def enqueue(self, bank_id: str, request: RecallRequest, idempotency_key: str | None) -> RecallJob:
+        return recall_async(bank_id, request, app=self.celery_app, store=self.store, settings=self.settings,
+                            idempotency_key=idempotency_key)
+
+
+def gateway(request: Request) -> Gateway:
+    return request.app.state.gateway  # type: ignore[no-any-return]

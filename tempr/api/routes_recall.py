@@ -1,0 +1,48 @@
+"""Recall over HTTP: wait for the answer (the reference's route), or get a job id at once."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Header, Request
+from fastapi.concurrency import run_in_threadpool
+
+from config.errors import RecallError
+from tempr.api.errors import JobError
+from tempr.api.gateway import gateway
+from tempr.recall.models import RecallRequest, RecallResponse
+
+router = APIRouter(tags=["recall"])
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    422: {"description": "invalid request (JSON body names the field)"},
+    502: {"description": "the recall failed on the workers"},
+    503: {"description": "every strategy failed, or a service is down"},
+    504: {"description": "not answered in time; the body carries job_id to poll GET /v1/jobs/{job_id}"},
+}
+IDEMPOTENCY = Header(None, alias="Idempotency-Key", max_length=256,
+                     description="A retried request with the same key returns the same job")
+
+
+@router.post("/v1/default/banks/{bank_id}/memories/recall", response_model=RecallResponse, responses=_ERRORS)
+async def recall(bank_id: str, body: RecallRequest, request: Request,
+                 idempotency_key: str | None = IDEMPOTENCY) -> RecallResponse:
+    """Enqueue the recall and wait for it: up to TEMPR_API_WAIT_TIMEOUT_S or the request's deadline,
+    whichever comes first; then 504 with the job id."""
+    gw = gateway(request)
+    job = await run_in_threadpool(gw.enqueue, bank_id, body, idempotency_key)
+    wait = min(gw.settings.api_wait_timeout_s, max(0.0, job.deadline + job.grace_s - time.time()))
+    try:
+        return await run_in_threadpool(job.get, wait)
+    except RecallError as exc:
+        raise JobError(exc, job.id) from exc
+
+
+@router.post("/v1/default/banks/{bank_id}/memories/recall/async", status_code=202, responses=_ERRORS)
+async def recall_async(bank_id: str, body: RecallRequest, request: Request,
+                       idempotency_key: str | None = IDEMPOTENCY) -> dict[str, Any]:
+    """Enqueue the recall and return its job id at once (202); poll GET /v1/jobs/{job_id} or set
+    callback_url to have the result POSTed."""
+    job = await run_in_threadpool(gateway(request).enqueue, bank_id, body, idempotency_key)
+    return {"job_id": job.id, "status": "queued", "status_url": f"/v1/jobs/{job.id}", "deadline": job.deadline,
+            "reused": job.reused}
