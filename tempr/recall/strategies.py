@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tempr.core import spread_across_buckets
+from tempr.core import rrf_fuse, spread_across_buckets
 from tempr.core.types import Hit, Strategy, StrategyResult
 from tempr.recall.context import RecallContext
 from tempr.recall.plan import QueryPlan
@@ -36,11 +36,18 @@ def graph(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any
     with ctx.engine.begin() as conn:
         sem = recall_repo.semantic_search(conn, plan.embedding, filters, s.graph_seed_count)
         kw = recall_repo.keyword_search(conn, plan.req.query, filters, s.graph_seed_count, k1=s.bm25_k1, b=s.bm25_b)
-        seeds = list(dict.fromkeys([h.id for h in sem] + [h.id for h in kw]))
-        hits, detail = recall_repo.graph_search(
+        # Seeds: the best of semantic and keyword together (RRF), not their union: in a small
+        # bank the union is half the bank, and hub entities then make every node look connected.
+        pair = [StrategyResult(Strategy.SEMANTIC, tuple(sem)), StrategyResult(Strategy.KEYWORD, tuple(kw))]
+        seeds = [c.id for c in rrf_fuse(pair)][: s.graph_seed_count]
+        reached, detail = recall_repo.graph_search(
             conn, seeds, filters, depth=plan.depth, budget=plan.budget, decay=s.graph_hop_decay
         )
-    return hits, {"seeds": len(seeds), "depth": plan.depth, **detail}
+    # Hop 0: the seeds themselves at full activation (3.0, the top of the graph scale), in seed
+    # order, then what the walk reached. Without them the graph list would vote only for the
+    # seeds' neighbours and, in RRF, outvote the very matches the walk started from.
+    hits = [Hit(seed, 3.0) for seed in seeds] + [h for h in reached if h.id not in set(seeds)]
+    return hits[: plan.budget], {"seeds": len(seeds), "depth": plan.depth, **detail}
 
 
 def temporal(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
