@@ -25,13 +25,14 @@ _REJECT_FIRST = frozenset(
     """that this it then now me you him her them us all long lunch dinner breakfast brunch noon midnight work school
     class hours bed dark sunset sunrise which what when where who whom how why ever and or so as if that's
     everything anything something nothing everyone anyone someone these those there here tomorrow yesterday today
-    tonight""".split()
+    tonight before after since until till prior""".split()
 )
 _CAUSAL_SINCE = re.compile(
     r"^(?:\S+\s+){0,3}?(?:is|are|am|isn't|aren't|can|can't|cannot|will|won't|do|does|don't|doesn't|must|should)\b"
 )
 _CONTRACTION = re.compile(r"^\S+'(?:s|re|m)\b")
 _MAX_WORDS = 12
+_MAX_ANCHORS = 4
 
 
 def find_anchors(folded: str, original: str, blocked: list[tuple[int, int]]) -> list[tuple[int, int, EventAnchor]]:
@@ -56,4 +57,6 @@ def find_anchors(folded: str, original: str, blocked: list[tuple[int, int]]) -> 
         event = original[rest_start:end].strip()
         source = original[m.start("kw"):end].strip()
         found.append((m.start(), end, EventAnchor(_SIDE[kw], event, source)))
+        if len(found) == _MAX_ANCHORS:
+            break
     return found

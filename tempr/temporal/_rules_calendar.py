@@ -212,7 +212,8 @@ _POST = r"before\s+last|after\s+next|(?:of\s+)?(?:last|this|next)\s+week"
 
 
 @rule("weekday", 30,
-      rf"(?P<core>(?:(?P<mod>{PERIOD_WORDS})\s+)?(?P<wd>{alt(WEEKDAYS)})\b(?:\s+(?P<post>{_POST}))?)"
+      rf"(?<!every\s)(?<!each\s)(?P<core>(?:(?P<mod>{PERIOD_WORDS})\s+)?(?P<wd>{alt(WEEKDAYS)})\b"
+      rf"(?:\s+(?P<post>{_POST}))?)"
       r"(?!\s*,?\s*(?:the\s+)?(?:\x00|\d))(?!\s+(?:before|after|following)\s)", WEEKDAY_CUES)
 def weekday(m: re.Match[str], ctx: Ctx) -> Atom | None:
     wd, mod, post, today = WEEKDAYS[m["wd"]], m["mod"], " ".join((m["post"] or "").split()), ctx.today
@@ -304,6 +305,7 @@ def century(m: re.Match[str], ctx: Ctx) -> Atom | None:
 # --- bare years ------------------------------------------------------------------------------
 
 
+_ARITHMETIC = re.compile(r"\s*(?:and|plus|minus|times|divided\s+by|[-+*/x×])\s*(?!(?:1[89]|2[01])\d\d\b)\d")
 _WEAK_BEFORE = frozenset({"", "the", "and", "or", "to", "for", "about", "than", "vs", "versus"})
 
 
@@ -313,7 +315,7 @@ def bare_year(m: re.Match[str], ctx: Ctx) -> Atom | None:
     before, after = prev_word(text, start), next_word(text, end)
     if text.startswith("'s", end):
         return make_atom(m, cal.year(int(m.group())), "year")
-    if after in COUNT_NOUNS:
+    if after in COUNT_NOUNS or _ARITHMETIC.match(text, end):
         return None
     if before in _WEAK_BEFORE and after.endswith("s") and len(after) > 3 and after not in NOT_PLURAL:
         return None  # "2023 users signed up"; but "pre-2020 projects", "in 2019 reports" stay years

@@ -71,11 +71,11 @@ _ALLOWED_TOKEN = re.compile(
 _CONTAINERS = re.compile(
     r"""
       (?:https?://|ftp://|www\.)\S+                                   # URLs
-    | [\w.+-]+@[\w-]+(?:\.[\w-]+)+                                    # e-mail
+    | (?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+                         # e-mail
     | (?<![\w.])[a-z][\w-]*(?:\.[a-z][\w-]*)+/\S*                    # bare domain/path
     | \b[a-z][\w-]*\.(?:com|org|net|io|ai|dev|app|co|info|biz|de|fr|es|it|pt|ru|uk|cn|jp|kr|eu)\b  # domains
-    | (?<![\w/])/[\w.-]*[a-z_][\w.-]*(?:/[\w.-]+)+                      # file paths
-    | [\w-]*\d[\w-]*\.[a-z][a-z0-9]{1,4}\b                            # file names with digits
+    | (?<![\w/])/(?=[\w.-]*[a-z_])[\w.-]+(?:/[\w.-]+)+                  # file paths
+    | (?<![\w-])(?=[\w-]*\d)[\w-]+\.[a-z][a-z0-9]{1,4}\b                # file names with digits
     """,
     re.VERBOSE,
 )

@@ -208,7 +208,11 @@ for q in [
     "a 24-hour diner", "¿Dónde trabaja Alice?", "Wo arbeitet Alice?", "Was ist hier passiert?",
     "Où travaille Alice ?", "Dove lavora Alice?", "Onde a Alice trabalha?", "Где работает Алиса?",
     "阿丽丝在哪里工作？", "最近的餐厅在哪里", "アリスはどこで働いていますか", "앨리스는 어디에서 일해요?",
-    "O que fiz na segunda vez?", "the h1 tag is missing",
+    "O que fiz na segunda vez?", "the h1 tag is missing", "What is the sum of 2000 and 24?", "Who is May Parker?",
+    "What does Dr. April Smith recommend?", "Tell me about Mayday Parade", "Who is Summer's brother?",
+    "What's the story with the fall of the Berlin Wall?", "What time is the standup?", "When is the next release?",
+    "We meet every Monday", "Chinese New Year traditions", "the FY2023 budget", "I met Alice a while ago",
+    "What is Alice currently working on?", "the call at 3pm", "book a table for 7pm",
 ]:
     none(q)
 none("What happened in May?", ref=ref("2024-06-15"), languages=("fr",))
