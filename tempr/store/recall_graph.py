@@ -1,0 +1,150 @@
+"""The graph strategy's walk: multi-hop spreading activation over entities and links.
+
+From the seeds, each hop scores the memories adjacent to the current frontier
+with three independent signals, as the reference's graph scoring does:
+
+* entity overlap: tanh(0.5 * number of the frontier's entities the memory mentions),
+  reading at most ``per_entity_limit`` memories per entity so a hub entity ("Alice",
+  "user") cannot explode a hop;
+* semantic links: the strongest kNN link weight to the frontier, in either direction;
+* causal links: the strongest causal link weight, in either direction (ingest stores
+  effect -> cause; following both lets "why" reach causes and "what followed" reach effects).
+
+A hop's score is the sum of the three (each clamped to [0, 1]) times ``decay**(hop - 1)``;
+a memory reached at several hops keeps its best score. The memories first reached at a
+hop, best first, are the next frontier; each hop may add an even share of the budget
+still left (so a hub cannot starve the deeper hops), and the walk stops when ``budget``
+memories have been explored. One SQL round trip per hop.
+
+Filters: the walk moves only through memories of the bank that pass the tag filter. Tags
+scope visibility, so a memory the caller may not see must not connect two it may see.
+The fact-type filter only decides which reached memories are returned: an observation
+can still lead from one world fact to another. Every reached memory counts towards the
+budget, returned or not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, TextClause, text
+
+from tempr.core.types import Hit
+from tempr.store.recall_filters import Filters, type_clause, valid_uuids, where_clause
+
+_HOP = """
+WITH frontier AS (
+    SELECT m.id FROM memory_units m
+    WHERE m.id = ANY(CAST(:frontier AS uuid[])) AND {walk}
+),
+frontier_entities AS (
+    SELECT DISTINCT ue.entity_id FROM unit_entities ue JOIN frontier f ON f.id = ue.unit_id
+),
+entity_hits AS (
+    SELECT t.unit_id AS id, count(*) AS shared
+    FROM frontier_entities fe
+    CROSS JOIN LATERAL (
+        SELECT ue.unit_id FROM unit_entities ue JOIN memory_units m ON m.id = ue.unit_id
+        WHERE ue.entity_id = fe.entity_id AND {walk} AND ue.unit_id <> ALL(CAST(:exclude AS uuid[]))
+        ORDER BY ue.unit_id
+        LIMIT :per_entity
+    ) t
+    GROUP BY t.unit_id
+),
+link_edges AS (
+    SELECT l.to_unit_id AS id, l.link_type, l.weight
+    FROM memory_links l JOIN frontier f ON f.id = l.from_unit_id
+    WHERE l.link_type IN ('semantic', 'causal')
+    UNION ALL
+    SELECT l.from_unit_id, l.link_type, l.weight
+    FROM memory_links l JOIN frontier f ON f.id = l.to_unit_id
+    WHERE l.link_type IN ('semantic', 'causal')
+),
+link_hits AS (
+    SELECT e.id,
+           max(e.weight) FILTER (WHERE e.link_type = 'semantic') AS sem,
+           max(e.weight) FILTER (WHERE e.link_type = 'causal') AS cau
+    FROM link_edges e JOIN memory_units m ON m.id = e.id
+    WHERE {walk} AND e.id <> ALL(CAST(:exclude AS uuid[]))
+    GROUP BY e.id
+),
+scored AS (
+    SELECT COALESCE(eh.id, lh.id) AS id,
+           tanh(0.5 * COALESCE(eh.shared, 0))
+           + LEAST(GREATEST(COALESCE(lh.sem, 0), 0), 1)
+           + LEAST(GREATEST(COALESCE(lh.cau, 0), 0), 1) AS score,
+           COALESCE(eh.id, lh.id) = ANY(CAST(:visited AS uuid[])) AS seen
+    FROM entity_hits eh FULL JOIN link_hits lh ON lh.id = eh.id
+)
+SELECT s.id::text, s.score, s.seen, {returnable} AS returnable
+FROM scored s JOIN memory_units m ON m.id = s.id
+WHERE s.seen OR s.id IN (SELECT n.id FROM scored n WHERE NOT n.seen ORDER BY n.score DESC, n.id LIMIT :room)
+"""
+
+
+def graph_search(
+    conn: Connection,
+    seeds: Sequence[str],
+    filters: Filters,
+    *,
+    depth: int,
+    budget: int,
+    decay: float,
+    per_entity_limit: int = 200,
+) -> tuple[list[Hit], dict[str, Any]]:
+    """Spread from the seed memories for up to `depth` hops, exploring at most `budget` memories.
+
+    Returns the reached memories that pass every filter (seeds excluded), best score
+    first (ties by id), and {"hops": [{"hop", "frontier", "reached", "new"}], "explored"}.
+    """
+    if not 0.0 < decay <= 1.0:
+        raise ValueError("decay must be in (0, 1]")
+    seed_ids = valid_uuids(seeds)
+    best: dict[str, float] = {}
+    returnable: dict[str, bool] = {}
+    hops: list[dict[str, int]] = []
+    frontier = seed_ids
+    statement, filter_params = _hop_statement(filters)
+    for hop in range(1, depth + 1):
+        room = _room(budget - len(best), depth - hop + 1)
+        if not frontier or room <= 0:
+            break
+        rows = conn.execute(statement, {
+            **filter_params, "frontier": frontier, "exclude": seed_ids + frontier, "visited": list(best),
+            "room": room, "per_entity": per_entity_limit,
+        }).all()
+        factor = decay ** (hop - 1)
+        reached = [_record(best, returnable, r, factor) for r in rows]
+        hops.append({"hop": hop, "frontier": len(frontier), "reached": len(rows)})
+        frontier = [unit for unit in reached if unit]
+        hops[-1]["new"] = len(frontier)
+    hits = [Hit(unit, score) for unit, score in best.items() if returnable[unit] and score > 0]
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return hits, {"hops": hops, "explored": len(best)}
+
+
+def _room(remaining: int, hops_left: int) -> int:
+    """New memories this hop may add: an even share of what is left, unused shares roll over.
+
+    Without the share a hub entity could spend the whole budget on the first hop, and the
+    deeper hops the budget level paid for would never run.
+    """
+    return -(-remaining // hops_left) if remaining > 0 else 0
+
+
+def _record(best: dict[str, float], returnable: dict[str, bool], row: Any, factor: float) -> str | None:
+    """Fold one hop row into the best scores; return the id when this hop reached it first."""
+    unit, score, seen, ok = row[0], float(row[1]) * factor, bool(row[2]), bool(row[3])
+    if seen:
+        best[unit] = max(best[unit], score)
+        return None
+    best[unit], returnable[unit] = score, ok
+    return unit
+
+
+def _hop_statement(filters: Filters) -> tuple[TextClause, dict[str, Any]]:
+    """The per-hop query with the walk (bank + tags) and result (types) filters built in."""
+    walk, walk_params = where_clause(filters, "m", types=False)
+    kinds, kind_params = type_clause(filters, "m")
+    return text(_HOP.format(walk=walk, returnable=kinds or "true")), {**walk_params, **kind_params}

@@ -1,0 +1,273 @@
+"""Reads for recall: every SQL statement the four strategies and the response need.
+
+Each function takes a Connection and plain values and returns plain values
+(``Hit``s, ids, dicts). Bank, fact-type and tag filters are part of each
+query's WHERE clause, never applied after a LIMIT. The ANN queries set their
+HNSW knobs with transaction-local settings, so call them inside the
+connection's ordinary (non-autocommit) transaction.
+
+The graph walk lives in ``recall_graph`` and the filter fragments in
+``recall_filters``; both are re-exported here, the one import for callers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import Connection, TextClause, bindparam, text
+
+from tempr.core.types import Hit, TimeWindow
+from tempr.store.recall_filters import Filters, set_ann_scan, tag_clause, valid_uuids, where_clause
+from tempr.store.recall_graph import graph_search
+from tempr.store.schema import EMBEDDING_DIM
+
+__all__ = [
+    "Filters", "tag_clause", "semantic_search", "keyword_search", "graph_search", "temporal_candidates",
+    "find_event_date", "fetch_units", "fetch_chunks", "bank_version", "entity_unit_ids",
+]
+
+# find_event_date reads a few ANN rows and re-sorts them exactly, as relaxed_order may misplace the first.
+_EVENT_PROBE = 10
+
+
+def _with_vector(sql: str) -> TextClause:
+    """A statement whose ``:q`` is the query embedding, bound as a pgvector value."""
+    return text(sql).bindparams(bindparam("q", type_=Vector(EMBEDDING_DIM)))
+
+
+def _vector(embedding: Sequence[float]) -> list[float]:
+    return [float(x) for x in embedding]
+
+
+# --- semantic -----------------------------------------------------------------------------------
+
+def semantic_search(conn: Connection, embedding: Sequence[float], filters: Filters, limit: int) -> list[Hit]:
+    """The `limit` memories nearest the query by cosine similarity, best first.
+
+    The inner query lets the planner choose: the HNSW index with an iterative scan (a
+    large bank, a loose filter) or the bank/type/tag indexes plus an exact sort (a small
+    bank or a selective filter). The outer ORDER BY puts relaxed_order's rows back in exact
+    distance order (ties by id).
+    """
+    if limit <= 0:
+        return []
+    where, params = where_clause(filters)
+    set_ann_scan(conn, limit)
+    rows = conn.execute(
+        _with_vector(f"""
+        SELECT s.id::text, 1 - s.dist FROM (
+            SELECT m.id, m.embedding <=> CAST(:q AS vector) AS dist FROM memory_units m
+            WHERE {where}
+            ORDER BY m.embedding <=> CAST(:q AS vector) LIMIT :limit
+        ) s ORDER BY s.dist, s.id"""),
+        {**params, "q": _vector(embedding), "limit": limit},
+    )
+    return [Hit(r[0], float(r[1])) for r in rows]
+
+
+# --- keyword (BM25) -----------------------------------------------------------------------------
+
+# The query's lexemes come from the bank's own text search configuration, so they match the
+# stored tsvectors and bm25_terms exactly (stemmed words, but also whole URLs, hosts,
+# hyphenated identifiers and numbers, which the parser keeps as single lexemes). The OR
+# tsquery is assembled from quoted lexemes (quotes and backslashes doubled, as tsquery
+# input requires), so query text is never parsed as tsquery syntax. Only candidates
+# found through the GIN index are scored; the score is Okapi BM25 with the
+# non-negative idf ln(1 + (N - df + 0.5) / (df + 0.5)).
+_BM25 = r"""
+WITH bank AS (
+    SELECT b.unit_count::float8 AS n, GREATEST(b.total_len::float8 / b.unit_count, 1.0) AS avgdl,
+           b.text_config
+    FROM banks b WHERE b.id = :filter_bank AND b.unit_count > 0
+),
+query_terms AS (
+    SELECT DISTINCT u.lexeme FROM bank, unnest(to_tsvector(bank.text_config, :query)) AS u
+),
+terms AS (
+    SELECT t.term, ln(1.0 + (bank.n - t.df + 0.5) / (t.df + 0.5)) AS idf
+    FROM bank, query_terms q JOIN bm25_terms t ON t.bank_id = :filter_bank AND t.term = q.lexeme
+    WHERE t.df > 0
+)
+SELECT m.id::text,
+       sum(t.idf * tf.n * (:k1 + 1) / (tf.n + :k1 * (1 - :b + :b * m.doc_len / bank.avgdl))) AS score
+FROM memory_units m
+CROSS JOIN bank
+CROSS JOIN LATERAL unnest(m.search_vector) AS u
+JOIN terms t ON t.term = u.lexeme
+CROSS JOIN LATERAL (SELECT GREATEST(cardinality(u.positions), 1)::float8 AS n) tf
+WHERE {where}
+  AND m.search_vector @@ (
+      SELECT string_agg('''' || replace(replace(term, '\', '\\'), '''', '''''') || '''', ' | ')::tsquery
+      FROM terms)
+GROUP BY m.id
+ORDER BY score DESC, m.id
+LIMIT :limit
+"""
+
+
+def keyword_search(
+    conn: Connection, query: str, filters: Filters, limit: int, *, k1: float = 1.2, b: float = 0.75
+) -> list[Hit]:
+    """BM25 over the bank's memories, computed in PostgreSQL from the bank's term statistics.
+
+    Rare terms outweigh common ones (idf from ``bm25_terms.df`` and ``banks.unit_count``);
+    term frequency saturates with k1 and is normalised by length against the bank's
+    average (``banks.total_len / unit_count``) with b.
+    """
+    if limit <= 0 or not query.strip():
+        return []
+    where, params = where_clause(filters)
+    rows = conn.execute(
+        text(_BM25.format(where=where)), {**params, "query": query, "limit": limit, "k1": k1, "b": b}
+    )
+    return [Hit(r[0], float(r[1])) for r in rows]
+
+
+# --- temporal -----------------------------------------------------------------------------------
+
+# A memory's time span is [event_date, coalesce(occurred_end, event_date)], where event_date is
+# coalesce(occurred_start, occurred_end, mentioned_at): so a mention date counts only when
+# no occurrence date is known. The span overlaps [ws, we] exactly when it starts inside the
+# window (a range scan of (bank_id, event_date)) or starts before it and ends at or after ws
+# (a range scan of (bank_id, occurred_start, occurred_end)).
+_OVERLAP = """((m.event_date >= :ws AND m.event_date <= :we)
+           OR (m.occurred_start < :ws AND m.occurred_end >= :ws))"""
+
+
+def temporal_candidates(
+    conn: Connection, embedding: Sequence[float], window: TimeWindow, filters: Filters, limit: int
+) -> list[tuple[str, datetime, float]]:
+    """Memories whose dates overlap the window, the `limit` most similar to the query first.
+
+    Selection is by relevance, not recency, so the best in-window memory is never crowded
+    out by newer ones. Each row carries (id, the midpoint of the span's overlap with the
+    window, cosine similarity).
+    """
+    if limit <= 0:
+        return []
+    where, params = where_clause(filters)
+    set_ann_scan(conn, limit)
+    rows = conn.execute(
+        _with_vector(f"""
+        SELECT s.id::text, s.lo + (s.hi - s.lo) / 2, 1 - s.dist FROM (
+            SELECT m.id, m.embedding <=> CAST(:q AS vector) AS dist,
+                   GREATEST(m.event_date, :ws) AS lo,
+                   LEAST(COALESCE(m.occurred_end, m.event_date), :we) AS hi
+            FROM memory_units m
+            WHERE {where} AND {_OVERLAP}
+            ORDER BY m.embedding <=> CAST(:q AS vector) LIMIT :limit
+        ) s ORDER BY s.dist, s.id"""),
+        {**params, "q": _vector(embedding), "limit": limit, "ws": _aware(window.start), "we": _aware(window.end)},
+    )
+    return [(r[0], r[1], float(r[2])) for r in rows]
+
+
+def find_event_date(
+    conn: Connection, embedding: Sequence[float], filters: Filters, *, min_similarity: float = 0.45
+) -> tuple[str, datetime] | None:
+    """Resolve "before/after <event>": the dated memory most similar to the event text.
+
+    Only bank and tag filters apply: the anchor is a date to measure from, so it may be a
+    fact of a type the caller excluded from its results, but never one it may not see.
+    """
+    where, params = where_clause(filters, types=False)
+    set_ann_scan(conn, _EVENT_PROBE)
+    row = conn.execute(
+        _with_vector(f"""
+        SELECT s.id::text, s.event_date, 1 - s.dist FROM (
+            SELECT m.id, m.event_date, m.embedding <=> CAST(:q AS vector) AS dist FROM memory_units m
+            WHERE {where} AND m.event_date IS NOT NULL
+            ORDER BY m.embedding <=> CAST(:q AS vector) LIMIT :limit
+        ) s ORDER BY s.dist, s.id LIMIT 1"""),
+        {**params, "q": _vector(embedding), "limit": _EVENT_PROBE},
+    ).first()
+    if row is None or float(row[2]) < min_similarity:
+        return None
+    return row[0], row[1]
+
+
+def _aware(value: datetime) -> datetime:
+    """Naive datetimes are taken as UTC, the convention of the ingest validator."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+# --- units, chunks, entities, bank ----------------------------------------------------------
+
+_UNIT_COLUMNS = (
+    "id", "fact_id", "text", "type", "context", "occurred_start", "occurred_end", "mentioned_at",
+    "event_date", "document_id", "chunk_id", "tags", "metadata", "proof_count",
+)
+
+
+def fetch_units(conn: Connection, ids: Sequence[str], *, with_entities: bool = True) -> dict[str, dict[str, Any]]:
+    """id -> the memory's fields (``type`` is fact_type; dates are aware datetimes or None).
+
+    Unknown ids are simply absent from the result. With ``with_entities`` each unit also has
+    "entities": its entities' canonical names, sorted case-insensitively.
+    """
+    wanted = valid_uuids(ids)
+    if not wanted:
+        return {}
+    rows = conn.execute(
+        text("""
+        SELECT id::text, fact_id, text, fact_type, context, occurred_start, occurred_end, mentioned_at,
+               event_date, document_id, chunk_id, tags, metadata, proof_count
+        FROM memory_units WHERE id = ANY(CAST(:ids AS uuid[]))"""),
+        {"ids": wanted},
+    )
+    units = {r[0]: dict(zip(_UNIT_COLUMNS, r, strict=True)) for r in rows}
+    for unit in units.values():
+        unit["tags"] = list(unit["tags"] or [])
+        unit["metadata"] = dict(unit["metadata"] or {})
+        if with_entities:
+            unit["entities"] = []
+    if with_entities and units:
+        for unit_id, name in _unit_entity_names(conn, list(units)):
+            units[unit_id]["entities"].append(name)
+    return units
+
+
+def _unit_entity_names(conn: Connection, unit_ids: list[str]) -> list[tuple[str, str]]:
+    rows = conn.execute(
+        text("""
+        SELECT ue.unit_id::text, e.canonical_name FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
+        WHERE ue.unit_id = ANY(CAST(:ids AS uuid[])) ORDER BY lower(e.canonical_name), e.canonical_name"""),
+        {"ids": unit_ids},
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+def fetch_chunks(conn: Connection, bank_id: str, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """chunk id -> {"id", "text", "document_id"} for the chunks the bank holds."""
+    ids = list(dict.fromkeys(c for c in chunk_ids if c))
+    if not ids:
+        return {}
+    rows = conn.execute(
+        text("SELECT id, text, document_id FROM chunks WHERE bank_id = :b AND id = ANY(CAST(:ids AS text[]))"),
+        {"b": bank_id, "ids": ids},
+    )
+    return {r[0]: {"id": r[0], "text": r[1], "document_id": r[2]} for r in rows}
+
+
+def bank_version(conn: Connection, bank_id: str) -> int | None:
+    """The bank's version (changes on every write; cache keys use it), None for an unknown bank."""
+    row = conn.execute(text("SELECT version FROM banks WHERE id = :b"), {"b": bank_id}).first()
+    return int(row[0]) if row else None
+
+
+def entity_unit_ids(conn: Connection, bank_id: str, names: Sequence[str]) -> list[str]:
+    """Ids of the bank's memories linked to any of the named entities (names case-insensitive)."""
+    lowered = sorted({n.strip().lower() for n in names if n and n.strip()})
+    if not lowered:
+        return []
+    rows = conn.execute(
+        text("""
+        SELECT DISTINCT ue.unit_id::text FROM entities e JOIN unit_entities ue ON ue.entity_id = e.id
+        WHERE e.bank_id = :b AND lower(e.canonical_name) = ANY(CAST(:names AS text[]))
+        ORDER BY 1"""),
+        {"b": bank_id, "names": lowered},
+    )
+    return [r[0] for r in rows]
