@@ -16,8 +16,19 @@ _STOP = frozenset(
     what who whom whose which where why how after before since until during then there here also
     yesterday today tomorrow last next early late mid monday tuesday wednesday thursday friday saturday
     sunday january february march april may june july august september october november december spring
-    summer autumn fall winter q1 q2 q3 q4 mr mrs ms dr""".split()
+    summer autumn fall winter q1 q2 q3 q4 mr mrs ms dr in on at of for from with by to as because one two
+    three four five six seven eight nine ten first second third every each all some many most later once
+    although though however meanwhile finally maybe perhaps sure oh wow well great good nice""".split()
 )
+_CONNECTORS = frozenset({"of", "de", "del", "van", "von", "der", "the", "&", "for", "la", "le", "da"})
+
+
+def looks_like_name(name: str) -> bool:
+    """Every word capitalised (or a connector inside the name): filters NER spans like "Alice joined X"."""
+    words = name.split()
+    if not words or words[0].lower() in _STOP:
+        return False
+    return all(w[:1].isupper() or w.lower() in _CONNECTORS for w in words)
 
 
 def _clean(span: str) -> str:
@@ -30,13 +41,18 @@ def _clean(span: str) -> str:
     return " ".join(words)
 
 
+def split_possessives(span: str) -> list[str]:
+    """"Alice's GitHub" names two things, Alice and GitHub."""
+    return [p for p in re.split(r"['’]s\b\s*", span) if p.strip()]
+
+
 def capitalised_names(text: str) -> list[str]:
     names: list[str] = []
     for match in _SPAN.finditer(text):
-        name = _clean(match.group(1))
-        if len(name) < 2 or name.lower() in _STOP or name.isdigit():
-            continue
-        names.append(name)
+        for part in split_possessives(match.group(1)):
+            name = _clean(part)
+            if len(name) >= 2 and name.lower() not in _STOP and looks_like_name(name):
+                names.append(name)
     return names
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tempr.providers.entities.rules import _clean, capitalised_names, dedupe
+from tempr.providers.entities.rules import _clean, capitalised_names, dedupe, looks_like_name, split_possessives
 
 _KEEP = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC", "NORP", "LAW", "LANGUAGE"})
 
@@ -25,6 +25,6 @@ class SpacyRuleExtractor:
     def extract(self, texts: Sequence[str]) -> list[list[str]]:
         out: list[list[str]] = []
         for text, doc in zip(texts, self._nlp.pipe(texts, batch_size=self.batch_size), strict=True):
-            found = [_clean(ent.text) for ent in doc.ents if ent.label_ in _KEEP]
-            out.append(dedupe([n for n in found if len(n) > 1] + capitalised_names(text)))
+            found = [_clean(p) for ent in doc.ents if ent.label_ in _KEEP for p in split_possessives(ent.text)]
+            out.append(dedupe([n for n in found if len(n) > 1 and looks_like_name(n)] + capitalised_names(text)))
         return out
