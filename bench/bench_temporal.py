@@ -183,11 +183,14 @@ def run(reps: int) -> str:
 
 `python bench/bench_temporal.py --reps {reps}`. Machine: {machine()}. Single thread, warm
 (after `warm_up()`), every corpus query timed {reps} times, calls interleaved across queries,
-one `perf_counter_ns` sample per call, all languages enabled (the default).
+one wall-clock (`perf_counter_ns`) and one thread-CPU (`thread_time_ns`) sample per call, all
+languages enabled (the default).
 
 {latency}
 
-{verdict} "Non-temporal" are the corpus' no-window cases: numbers, identifiers, names and
+{verdict}
+
+"Non-temporal" are the corpus' no-window cases: numbers, identifiers, names and
 words that look like dates, so most of them get past the prefilter on purpose; an ordinary
 question with no digit and no time word is stopped by it. Cold start in a fresh process:
 `import tempr.temporal` {imp_ms:,.0f} ms, `warm_up()` {warm_ms:,.0f} ms (imports dateparser and
