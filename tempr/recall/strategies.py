@@ -15,6 +15,7 @@ from tempr.core.types import Hit, Strategy, StrategyResult
 from tempr.recall.context import RecallContext
 from tempr.recall.plan import QueryPlan
 from tempr.store import recall_repo
+from tempr.temporal import bucket_count
 
 
 def semantic(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
@@ -61,7 +62,8 @@ def temporal(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, 
         for window in windows:
             pool = recall_repo.temporal_candidates(conn, plan.embedding, window, filters, plan.budget * 2)
             similarity = {i: sim for i, _, sim in pool}
-            order = spread_across_buckets(pool, window, buckets=ctx.settings.temporal_buckets, limit=plan.budget)
+            # Buckets follow the window's granularity (a year: 12 months, a week: 7 days...).
+            order = spread_across_buckets(pool, window, buckets=bucket_count(window), limit=plan.budget)
             per_window.append([Hit(i, similarity[i]) for i in order])
     merged = _interleave(per_window, plan.budget)
     return merged, {"windows": len(windows), "in_window": sum(len(w) for w in per_window)}
