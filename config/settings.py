@@ -117,7 +117,7 @@ class Settings(BaseSettings):
     """When set, each worker's main process serves /metrics on this port (hosts without the API)."""
     fault_strategies: str = ""
     """TEST ONLY fault injection read by strategy tasks: "semantic" raises, "graph:slow" sleeps past
-    strategy_timeout_s. Empty in production."""
+    strategy_timeout_s, "*@allfail-" makes every strategy raise for banks named allfail-*. Empty in production."""
 
     @field_validator("temporal_languages", mode="before")
     @classmethod

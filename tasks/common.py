@@ -5,8 +5,7 @@ deadline, enqueue time, callback URL, cache key). A job ends exactly once, throu
 ``finish_job`` (success) or ``fail_job`` (error): the job record is written, the answer cached,
 the webhook dispatched and the metrics counted there, so no task repeats that logic.
 
-``RecallStep`` is the base class of every step: when a step raises, ``on_failure`` ends the job
-with that error. For a step whose task id is not the job id (rerank), the failure is also stored
+``RecallStep`` is the base class of every step: when a step raises, the job ends with that error. For a step whose task id is not the job id (rerank), the failure is also stored
 under the job id, so a caller waiting on ``AsyncResult(job_id)`` wakes with the real error instead
 of waiting for its deadline.
 """
@@ -18,6 +17,7 @@ import time
 from typing import Any
 
 from celery import Task
+from celery.exceptions import TaskPredicate
 
 from config.errors import RecallTimeout
 from tempr.cache import RecallCache, cache_redis
@@ -95,7 +95,10 @@ def fail_job(env: dict[str, Any], exc: BaseException, *, store_under_job_id: boo
 
 
 class RecallStep(Task):
-    """Base of the recall steps: a raised error ends the job (record, webhook, waiter woken)."""
+    """Base of the recall steps: a raised error ends the job (record, webhook, waiter woken).
+
+    This runs inside ``__call__``, before Celery stores the failure, so a caller woken by the
+    failed result already finds the job record terminal."""
 
     def envelope(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
         for value in (*args, *kwargs.values()):
@@ -103,9 +106,15 @@ class RecallStep(Task):
                 return dict(value["env"])
         return None
 
-    def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
-        env = self.envelope(tuple(args or ()), dict(kwargs or {}))
-        if env is None:
-            log.warning("recall step %s failed without a job envelope: %s", self.name, exc)
-            return
-        fail_job(env, exc, store_under_job_id=task_id != env["job_id"])
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except TaskPredicate:  # replace() / retry(): control flow, not failure
+            raise
+        except Exception as exc:  # record, notify, then let Celery store the failure as usual
+            env = self.envelope(args, kwargs)
+            if env is None:
+                log.warning("recall step %s failed without a job envelope: %s", self.name, exc)
+            else:
+                fail_job(env, exc, store_under_job_id=self.request.id != env["job_id"])
+            raise

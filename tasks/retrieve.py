@@ -6,8 +6,9 @@ comes back as a degraded ``StrategyResult`` dict (``error`` set), so the chord a
 callback and the recall answers with the strategies that worked. Results are dicts identified by
 their ``strategy`` field, never by position.
 
-Test-only fault injection: ``TEMPR_FAULT_STRATEGIES="semantic,graph:slow"`` makes this worker's
-semantic strategy raise and its graph strategy sleep past ``TEMPR_STRATEGY_TIMEOUT_S``.
+Test-only fault injection: ``TEMPR_FAULT_STRATEGIES="semantic,graph:slow,*@allfail-"`` makes this
+worker's semantic strategy raise, its graph strategy sleep past ``TEMPR_STRATEGY_TIMEOUT_S``, and
+every strategy raise for banks whose id starts with ``allfail-``.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from workers.resources import get_resources
 _NAMES = {s.value for s in ALL_STRATEGIES}
 
 
-def _inject_fault(name: str, settings: Settings) -> None:
+def _inject_fault(name: str, bank_id: str, settings: Settings) -> None:
+    """Spec: ``<strategy|*>[:slow][@<bank id prefix>]``, comma-separated."""
     for spec in filter(None, (x.strip() for x in settings.fault_strategies.split(","))):
+        spec, _, bank_prefix = spec.partition("@")
         target, _, mode = spec.partition(":")
-        if target == name:
+        if target in (name, "*") and bank_id.startswith(bank_prefix):
             if mode == "slow":
                 time.sleep(settings.strategy_timeout_s + 30)
             raise RuntimeError(f"injected fault (TEMPR_FAULT_STRATEGIES={settings.fault_strategies!r})")
@@ -49,7 +52,7 @@ def strategy(strategy_name: str, plan: dict[str, Any], deadline: float, sent_at:
             result = degraded(strategy_name, "the recall's deadline passed before this strategy ran")
         else:
             settings = get_resources().settings
-            _inject_fault(strategy_name, settings)
+            _inject_fault(strategy_name, str(plan.get("bank_id", "")), settings)
             result = run_strategy(strategy_name, QueryPlan.from_dict(plan), context())
     except SoftTimeLimitExceeded:
         result = degraded(strategy_name, "timed out (TEMPR_STRATEGY_TIMEOUT_S or the recall's deadline)",

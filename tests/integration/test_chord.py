@@ -1,0 +1,122 @@
+"""The chord path end to end (real worker, Redis, PostgreSQL), and the Redis result cache.
+
+The chord must answer exactly what the in-process entry point answers: same ids, order, scores,
+entities, chunks and trace (timings and the cache marker aside).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import extra_worker, redis_db_url, sample_bank
+
+from tempr.client import recall_async
+from tempr.ingest.facts import parse_array
+from tempr.ingest.pipeline import IngestDeps, ingest_facts
+from tempr.recall.context import RecallContext
+from tempr.recall.models import RecallRequest, RecallResponse
+from tempr.recall.pipeline import recall
+from tempr.services.redis_server import LocalRedis
+
+pytestmark = pytest.mark.integration
+WHEN = datetime(2024, 6, 1, 12, tzinfo=UTC)
+
+
+def comparable(response: RecallResponse) -> dict[str, Any]:
+    data = response.model_dump(mode="json", exclude={"cache", "timings_ms"})
+    if data.get("trace"):  # timings are the only thing allowed to differ
+        data["trace"].pop("timings_ms", None)
+        for strategy in data["trace"]["strategies"].values():
+            strategy.pop("elapsed_ms", None)
+    return data
+
+
+def _direct(resources: Any, bank: str, request: RecallRequest) -> RecallResponse:
+    ctx = RecallContext(resources.engine, resources.embedder, resources.settings)
+    return recall(bank, request, ctx)
+
+
+@pytest.mark.parametrize("fields", [
+    {"query": "Which company does Alice work for now?"},
+    {"query": "What happened to the team in 2023?", "budget": "low", "include": {"chunks": {}}, "trace": True},
+    {"query": "Why did Bob leave his job?", "budget": "high", "types": ["world", "experience"], "max_tokens": 300},
+])
+def test_chord_answers_exactly_like_the_entry_point(resources: Any, worker: Path, sample_facts: Path,
+                                                    fields: dict[str, Any]) -> None:
+    bank = sample_bank(resources, sample_facts)
+    request = RecallRequest(query_timestamp=WHEN, **fields)
+    job = recall_async(bank, request)
+    got = job.get(timeout=60)
+    expected = _direct(resources, bank, request)
+    assert got.results, "the sample bank answers these"
+    assert comparable(got) == comparable(expected)
+    assert got.cache == "miss" and got.degraded == []
+    for stage in ("queue.start", "embed", "analyse", "strategies", "queue.strategy.semantic", "strategy.graph",
+                  "queue.fuse", "fuse", "rerank", "finish", "total"):
+        assert stage in got.timings_ms, stage
+    status = job.status()
+    assert status["status"] == "succeeded" and status["result"]["results"][0]["id"] == got.results[0].id
+
+
+def test_send_task_by_name_without_the_client(resources: Any, worker: Path, sample_facts: Path) -> None:
+    """What an app that does not import tempr does: send_task by name, AsyncResult.get()."""
+    from celery import Celery
+
+    from config.celery import celery_config
+
+    bank = sample_bank(resources, sample_facts)
+    plain = Celery("someapp", set_as_current=False)
+    plain.conf.update(celery_config(resources.settings, resources.endpoints.broker_url, resources.endpoints.result_backend))
+    request = {"query": "Who is Carol?", "query_timestamp": WHEN.isoformat()}
+    result = plain.send_task("tempr.recall.start", kwargs={"bank_id": bank, "request": request})
+    answer = result.get(timeout=60)
+    expected = _direct(resources, bank, RecallRequest.model_validate(request))
+    assert comparable(RecallResponse.model_validate(answer)) == comparable(expected)
+    plain.close()
+
+
+@pytest.fixture(scope="module")
+def cache_redis(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    server = LocalRedis(tmp_path_factory.mktemp("cache-redis"))
+    status = server.up()
+    yield server, f"{status.url}/0"
+    server.down()
+
+
+def test_cache_miss_hit_bank_write_and_redis_down(resources: Any, stack: Any, bank_id: str, tmp_path: Path,
+                                                  cache_redis: Any) -> None:
+    server, cache_url = cache_redis
+    deps = IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings)
+    ingest_facts(bank_id, parse_array([
+        {"id": "1", "text": "Alice works at Google as a research engineer.", "entities": ["Alice", "Google"]},
+        {"id": "2", "text": "Bob moved to Lisbon in 2022.", "entities": ["Bob", "Lisbon"]},
+    ]), deps)
+    env = {"TEMPR_CACHE_URL": cache_url}
+    with extra_worker("cache", tmp_path, env=env, broker_url=redis_db_url(stack.redis_url, 6),
+                      result_backend=resources.endpoints.result_backend) as w:
+        ask = {"query": "Where does Alice work?", "query_timestamp": WHEN}
+        first = recall_async(bank_id, app=w.app, **ask).get(60)
+        second = recall_async(bank_id, app=w.app, **ask).get(60)
+        assert (first.cache, second.cache) == ("miss", "hit")
+        assert comparable(first) == comparable(second)
+        assert "cache_lookup" in second.timings_ms and "strategies" not in second.timings_ms
+        # a different request is a different key
+        assert recall_async(bank_id, app=w.app, query="Where does Alice work?", budget="low").get(60).cache == "miss"
+
+        ingest_facts(bank_id, parse_array([{"id": "3", "text": "Alice now works at OpenAI.",
+                                            "entities": ["Alice", "OpenAI"]}]), deps)
+        third = recall_async(bank_id, app=w.app, **ask).get(60)
+        assert third.cache == "miss", "a write to the bank must bypass every cached answer"
+        assert any("OpenAI" in r.text for r in third.results)
+
+        server.down()
+        started = time.perf_counter()
+        down1 = recall_async(bank_id, app=w.app, **ask).get(60)
+        down2 = recall_async(bank_id, app=w.app, **ask).get(60)
+        assert (down1.cache, down2.cache) == ("miss", "miss")
+        assert comparable(down1) == comparable(third)
+        assert time.perf_counter() - started < 30
