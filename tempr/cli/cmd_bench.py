@@ -1,15 +1,70 @@
-"""`tempr bench` (placeholder until its issue lands: says so and exits non-zero)."""
+"""`tempr bench quality|latency|scale|ingest|all`: the benchmarks, each runnable alone.
+
+Each prints its tables and (full runs) rewrites its section of BENCHMARKS.md and its
+PNG plots under bench/plots/. The benchmark code lives in the repository's ``bench/``
+package (not installed with tempr), so this command runs from a checkout.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+
+from config.errors import ValidationError
+
+NAMES = ("quality", "latency", "scale", "ingest", "all")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="not available yet")
+    p = sub.add_parser("bench", help="run the benchmarks (LoCoMo quality, latency, scale, ingest)",
+                       description="Run a benchmark; full runs rewrite their section of BENCHMARKS.md and their plots.")
+    p.add_argument("name", choices=NAMES, help="which benchmark (all: every one, as `make bench` does)")
+    p.add_argument("--quick", action="store_true",
+                   help="a small smoke run (1 conversation / 20 questions, small banks); prints, writes nothing")
+    p.add_argument("--write", dest="write", action="store_true", default=None,
+                   help="write BENCHMARKS.md and plots even for a --quick run")
+    p.add_argument("--no-write", dest="write", action="store_false", help="print only")
+    p.add_argument("--locomo", type=Path, default=None,
+                   help="folder of LoCoMo conversations (default: ../shared/bench/locomo-dev from the repo root)")
+    p.add_argument("--conversations", help="quality: comma-separated conversation names (e.g. 26,30)")
+    p.add_argument("--questions", type=int, help="quality: at most this many questions per conversation")
+    p.add_argument("--in-process-only", action="store_true", help="quality: skip the run through the workers")
+    p.add_argument("--sizes", help="latency/scale: comma-separated bank sizes (default 10000,100000)")
+    p.add_argument("--facts", type=int, help="ingest: facts in the JSONL file (default 5000)")
     p.set_defaults(func=run)
 
 
+def _bench_importable() -> None:
+    """Put the checkout's root on sys.path so its ``bench`` package imports from any working directory."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "bench" / "__init__.py").exists():
+        raise ValidationError("the bench package is missing: run `tempr bench` from a checkout of the repository",
+                              field="bench")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+
+
 def run(args: argparse.Namespace) -> int:
-    print("tempr bench: not implemented yet")
-    return 1
+    _bench_importable()
+    from bench import suite
+
+    options = suite.Options(quick=args.quick, write=args.write, via_workers=not args.in_process_only)
+    if args.locomo is not None:
+        options.locomo = args.locomo
+    if not options.locomo.is_dir():
+        if args.name in ("quality", "all"):
+            raise ValidationError(f"no LoCoMo folder at {options.locomo} (use --locomo DIR)", field="locomo")
+    if args.conversations:
+        options.conversations = [c.strip() for c in args.conversations.split(",") if c.strip()]
+    options.questions = args.questions
+    if args.sizes:
+        try:
+            options.sizes = tuple(sorted(int(s) for s in args.sizes.split(",") if s.strip()))
+        except ValueError:
+            raise ValidationError("--sizes takes comma-separated integers", field="sizes") from None
+        if len(options.sizes) < 2 and args.name in ("scale", "all"):
+            raise ValidationError("scale needs at least two bank sizes", field="sizes")
+    options.facts = args.facts
+    suite.run_one(args.name, options)
+    return 0

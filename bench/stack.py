@@ -1,0 +1,136 @@
+"""The services and Celery workers a benchmark runs against.
+
+``services_up`` is ``tempr services up`` without its default worker (idempotent: a
+running stack is reused). ``BenchWorkers`` starts detached workers under the state
+folder's ``workers/`` with names of its own, waits until each answers a ping, and on
+exit stops exactly those it started (by the pids it wrote), never anyone else's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from config.errors import ServiceError
+from config.settings import Settings, get_settings
+from tempr.services import manager, process
+from tempr.services.workers import DetachedWorkers
+
+
+def services_up(settings: Settings | None = None) -> manager.Endpoints:
+    return manager.up(settings or get_settings())
+
+
+def workers_root(settings: Settings | None = None) -> Any:
+    return (settings or get_settings()).state_dir.resolve() / "workers"
+
+
+@dataclass
+class WorkerSpec:
+    name: str
+    queues: str
+    concurrency: int
+    pool: str = "prefork"
+
+    def describe(self) -> str:
+        return f"{self.name}: {self.pool}×{self.concurrency} on {self.queues}"
+
+
+@dataclass
+class BenchWorkers:
+    specs: list[WorkerSpec]
+    settings: Settings = field(default_factory=get_settings)
+    started: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.detached = DetachedWorkers(workers_root(self.settings))
+
+    def start(self, timeout: float = 90.0) -> None:
+        from workers.app import app
+
+        running = self.detached.running()
+        for spec in self.specs:
+            if spec.name in running:
+                raise ServiceError(f"a worker named {spec.name!r} is already running (pid {running[spec.name]}); "
+                                   "stop it first (tempr services down)")
+            self.detached.start(spec.name, spec.queues, concurrency=spec.concurrency, pool=spec.pool)
+            self.started.append(spec.name)
+        host = socket.gethostname()
+        wanted = {f"{s.name}@{host}" for s in self.specs}
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            replies = app.control.ping(destination=sorted(wanted), timeout=1.0) or []
+            answered = {k for r in replies for k in r}
+            if wanted <= answered:
+                return
+            time.sleep(0.5)
+        raise ServiceError(f"bench workers did not answer a ping within {timeout:.0f}s; see {self.detached.root}/*.log")
+
+    def stop(self, timeout: float = 30.0) -> None:
+        for name in reversed(self.started):
+            pidfile = self.detached.pidfile(name)
+            pid = process.read_pid(pidfile)
+            if pid and process.pid_alive(pid):
+                os.kill(pid, signal.SIGTERM)
+                try:
+                    process.wait_until(lambda p=pid: not process.pid_alive(p), timeout=timeout, what=f"worker {name}")
+                except ServiceError:
+                    os.kill(pid, signal.SIGKILL)
+            pidfile.unlink(missing_ok=True)
+        self.started.clear()
+
+    def fleet(self) -> list[str]:
+        """Every worker consuming the queues now: ours and any already running (e.g. `services up`'s)."""
+        ours = {s.name for s in self.specs}
+        others = [f"{n}: (started elsewhere, pid {p})" for n, p in self.detached.running().items() if n not in ours]
+        return [s.describe() for s in self.specs] + others
+
+
+@contextmanager
+def bench_workers(specs: list[WorkerSpec], settings: Settings | None = None) -> Iterator[BenchWorkers]:
+    fleet = BenchWorkers(specs, settings or get_settings())
+    try:
+        fleet.start()
+        yield fleet
+    finally:
+        fleet.stop()
+
+
+def client_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("tempr.client") is not None
+
+
+def clear_cache(bank_ids: list[str], settings: Settings | None = None) -> int:
+    """Drop cached recall answers of the given (benchmark) banks only, so every timed recall is a miss."""
+    import redis
+
+    url = manager.resolve_endpoints(settings or get_settings()).cache_url
+    if not url:
+        return 0
+    client = redis.Redis.from_url(url, socket_timeout=5)
+    dropped = 0
+    for bank in bank_ids:
+        keys = list(client.scan_iter(match=f"tempr:recall:{bank}:*", count=1000))
+        for lo in range(0, len(keys), 500):
+            dropped += int(client.delete(*keys[lo:lo + 500]))
+    return dropped
+
+
+DEFAULT_FLEET = (
+    ("bench-retrieve", "retrieve", 4, "prefork"),
+    ("bench-fuse", "fuse", 2, "prefork"),
+    ("bench-rerank", "rerank", 4, "threads"),
+)
+"""deploy/docker-compose.yml's fleet (one pool per queue), sized for a small machine."""
+
+
+def default_fleet() -> list[WorkerSpec]:
+    return [WorkerSpec(n, q, c, p) for n, q, c, p in DEFAULT_FLEET]

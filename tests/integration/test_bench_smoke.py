@@ -1,0 +1,58 @@
+"""Smoke run of the LoCoMo quality benchmark, end to end: one conversation, 20 questions.
+
+Ingests the conversation, runs every variant in-process and the full pipeline through
+the session's Celery worker (the chord), and renders the report. Writes no file.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ lives in the checkout, not installed
+from bench import locomo, quality  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+LOCOMO = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "locomo-dev"
+
+
+class SessionWorker:
+    """The test session's worker, in the shape the benchmark reports its fleet."""
+
+    def fleet(self) -> list[str]:
+        return ["test session worker: prefork×2 on every queue"]
+
+
+@pytest.mark.timeout(120)
+def test_quality_benchmark_smoke(resources, worker) -> None:  # noqa: ANN001
+    if not (LOCOMO / "26.json").exists():
+        pytest.skip(f"no LoCoMo data at {LOCOMO}")
+    started = time.perf_counter()
+    cfg = quality.QualityConfig(locomo_dir=LOCOMO, conversations=["26"], max_questions=20, write=False, plots=False)
+    result = quality.run(cfg, fleet=SessionWorker())
+    elapsed = time.perf_counter() - started
+    assert len(result.asked) == 20
+    for asked in result.asked:
+        assert set(asked.rankings) == {name for name, _ in quality.VARIANTS} | {quality.WORKERS}
+        assert asked.rankings["full pipeline"], asked.question
+    # every variant's recall@k is a percentage that does not fall as k grows
+    for variant in result.variants():
+        values = [result.recall(variant, k)[0] for k in (5, 10, 25, 50)]
+        assert all(0 <= v <= 100 for v in values) and values == sorted(values), (variant, values)
+    # the full pipeline finds some evidence on this conversation, and workers agree with in-process
+    assert result.recall("full pipeline", 50)[0] > 20
+    assert abs(result.recall(quality.WORKERS, 50)[0] - result.recall("full pipeline", 50)[0]) < 10
+    text = quality.render(result)
+    assert "| **full pipeline, through the workers** |" in text and "DRAGON" in text
+    assert "temporal fired" in text
+    assert elapsed < 60, f"smoke run took {elapsed:.0f} s"
+    with resources.engine.connect() as conn:
+        from sqlalchemy import text as sql
+
+        count = conn.execute(sql("SELECT count(*) FROM memory_units WHERE bank_id = :b"),
+                             {"b": locomo.bank_id("26")}).scalar_one()
+    assert count == 184
