@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kombu import Queue
+from kombu import Exchange, Queue
 
 from config.settings import Settings
 
@@ -35,7 +35,9 @@ def celery_config(settings: Settings, broker_url: str | None, result_backend: st
     return {
         "broker_url": broker_url,
         "result_backend": result_backend,
-        "task_queues": [Queue(name) for name in QUEUES],
+        # One direct exchange per queue: a bare Queue(name) would bind every queue to the default
+        # exchange with the same routing key, and RabbitMQ would copy each message to all of them.
+        "task_queues": [Queue(name, Exchange(name, type="direct"), routing_key=name) for name in QUEUES],
         "task_default_queue": "fuse",
         "task_routes": ROUTES,
         "task_serializer": "json",

@@ -19,6 +19,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from celery import Celery
@@ -103,8 +104,9 @@ class RecallJob:
     reused: bool = False
 
     def get(self, timeout: float | None = None) -> RecallResponse:
-        """Wait for the answer: at most ``timeout`` s, by default until the deadline (+ grace)."""
-        wait = timeout if timeout is not None else max(0.0, self.deadline + self.grace_s - time.time())
+        """Wait for the answer: at most ``timeout`` s, and never past the deadline (+ grace)."""
+        remaining = max(0.0, self.deadline + self.grace_s - time.time())
+        wait = remaining if timeout is None else min(timeout, remaining)
         result = self.app.AsyncResult(self.id)
         try:
             value = result.get(timeout=wait, propagate=True, disable_sync_subtasks=False)
@@ -154,7 +156,7 @@ def recall_async(bank_id: str, request: RecallRequest | dict[str, Any] | None = 
     app.send_task("tempr.recall.start", task_id=job_id,
                   kwargs={"bank_id": bank_id, "request": req.model_dump(mode="json"), "deadline": deadline,
                           "enqueued_at": now},
-                  expires=deadline)
+                  expires=datetime.fromtimestamp(deadline, tz=UTC))
     if req.callback_url:
         app.send_task("tempr.webhooks.watchdog", args=[job_id], countdown=deadline - now + s.recall_deadline_grace_s)
     return RecallJob(job_id, bank_id, deadline, app, store, s.recall_deadline_grace_s)

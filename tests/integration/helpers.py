@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -73,7 +74,7 @@ def extra_worker(name: str, tmp: Path, *, env: dict[str, str], broker_url: str, 
     worker = ExtraWorker(name, app, proc, log)
     try:
         deadline = time.monotonic() + ready_timeout
-        while not app.control.ping(timeout=0.5):
+        while not app.control.ping(destination=[f"{name}@{socket.gethostname()}"], timeout=0.5):
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"extra worker {name} did not start:\n{worker.log_tail()}")
         yield worker
