@@ -75,10 +75,13 @@ def temporal_proximity_signal(date: datetime | None, window: TimeWindow | None) 
       windows ("before Alice joined Google"): closeness to the anchor event is what
       such a query asks about. The half-width is half the window's length
       (``window.days / 2``, at least half a day), so a memory at the centre scores
-      1.0, one at a closed window's edge 0.0, and one beyond it 0.0.
+      1.0, one at a closed window's edge 0.0, and one beyond it 0.0. For an open
+      window, a memory on the far side of the anchor (outside the window) is 0.0 too.
     """
     if window is None or date is None:
         return NEUTRAL
+    if window.open_side and not window.start <= as_utc(date) <= window.end:
+        return 0.0  # the wrong side of the anchor: "before X" must not favour what came after X
     half_width = window.days / 2.0
     distance = abs(days_between(date, window.centre))
     return 1.0 - min(distance / half_width, 1.0)

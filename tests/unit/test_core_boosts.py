@@ -184,3 +184,15 @@ def test_combined_rejects_out_of_range_inputs(bad: float) -> None:
         combined_score(bad, recency=0.5, temporal=0.5, proof=0.5)
     with pytest.raises(ValueError):
         combined_score(0.5, recency=0.5, temporal=bad, proof=0.5)
+
+
+def test_open_window_gives_nothing_to_the_wrong_side_of_the_anchor() -> None:
+    from datetime import UTC, datetime
+
+    from tempr.core.boosts import temporal_proximity_signal
+    from tempr.core.types import TimeWindow
+
+    anchor = datetime(2022, 9, 12, tzinfo=UTC)
+    before = TimeWindow(datetime(2012, 9, 12, tzinfo=UTC), anchor, "span", open_side="before", anchor=anchor)
+    assert temporal_proximity_signal(datetime(2022, 6, 1, tzinfo=UTC), before) > 0.9
+    assert temporal_proximity_signal(datetime(2023, 1, 1, tzinfo=UTC), before) == 0.0
