@@ -5,9 +5,10 @@ deadline, enqueue time, callback URL, cache key). A job ends exactly once, throu
 ``finish_job`` (success) or ``fail_job`` (error): the job record is written, the answer cached,
 the webhook dispatched and the metrics counted there, so no task repeats that logic.
 
-``RecallStep`` is the base class of every step: when a step raises, the job ends with that error. For a step whose task id is not the job id (rerank), the failure is also stored
-under the job id, so a caller waiting on ``AsyncResult(job_id)`` wakes with the real error instead
-of waiting for its deadline.
+``RecallStep`` is the base class of every step: when a step raises, the job ends with that error.
+For a step whose task id is not the job id (rerank), the failure is also stored under the job id,
+so a caller waiting on ``AsyncResult(job_id)`` wakes with the real error instead of waiting for
+its deadline.
 """
 
 from __future__ import annotations
@@ -84,12 +85,14 @@ def finish_job(env: dict[str, Any], response: RecallResponse, *, cached: bool = 
 def fail_job(env: dict[str, Any], exc: BaseException, *, store_under_job_id: bool = False) -> None:
     """End the job with an error (idempotent: only the first outcome is recorded and sent)."""
     error = error_dict(exc)
-    metrics.RECALLS.labels("timeout" if isinstance(exc, RecallTimeout) else "failed").inc()
     if store_under_job_id:
         from workers.app import app
 
         app.backend.mark_as_failure(env["job_id"], exc)
-    if job_store().finish(env["job_id"], error=error) and env.get("callback_url"):
+    if not job_store().finish(env["job_id"], error=error):
+        return  # another outcome was recorded (and sent) first
+    metrics.RECALLS.labels("timeout" if isinstance(exc, RecallTimeout) else "failed").inc()
+    if env.get("callback_url"):
         _dispatch_webhook(env, {"job_id": env["job_id"], "bank_id": env.get("bank_id"), "status": "failed",
                                 "result": None, "error": error})
 
