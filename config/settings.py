@@ -73,7 +73,6 @@ class Settings(BaseSettings):
     """Score multiplier per extra hop in graph traversal (hop 1 x1, hop 2 x0.5, hop 3 x0.25)."""
     graph_seed_count: int = 10
     """Graph traversal starts from this many of the best semantic+keyword hits (RRF of the two)."""
-    temporal_buckets: int = 8
     hemisphere: Literal["north", "south"] = "north"
     temporal_languages: list[str] = Field(
         default_factory=lambda: ["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]

@@ -53,6 +53,13 @@ def _warm_rerank_model() -> None:
         warm_up()
 
 
+def _warm_temporal() -> None:
+    """Load the temporal analyser's tables and dateparser's locales now, not on the first query."""
+    from tempr.temporal import warm_up
+
+    warm_up(get_resources().settings.temporal_languages)
+
+
 @worker_process_init.connect
 def _after_fork(**_: object) -> None:
     from workers import rerank_batcher
@@ -60,13 +67,15 @@ def _after_fork(**_: object) -> None:
     get_resources().reset_after_fork()
     rerank_batcher.reset_after_fork()
     _warm_rerank_model()
+    _warm_temporal()
 
 
 @worker_ready.connect
 def _ready(sender: Any = None, **_: object) -> None:
     pool_cls = getattr(getattr(sender, "controller", None), "pool_cls", None)
-    if "prefork" not in getattr(pool_cls, "__module__", "prefork"):  # threads/solo: this process scores
+    if "prefork" not in getattr(pool_cls, "__module__", "prefork"):  # threads/solo: this process works
         _warm_rerank_model()
+        _warm_temporal()
     port = get_resources().settings.worker_metrics_port
     if port:
         from workers import metrics

@@ -56,14 +56,6 @@ class Resources:
         return self._get("extractor", lambda: make_entity_extractor(self.settings.entity_extraction))
 
     @property
-    def redis(self) -> Any:
-        """A Redis client for cache, jobs and idempotency, or None when none is configured."""
-        import redis
-
-        url = self.endpoints.cache_url
-        return self._get("redis", lambda: redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1) if url else None)
-
-    @property
     def reranker(self) -> Any:
         """The configured cross-encoder (loaded on first use), or None for the RRF fallback."""
         from tempr.providers.reranker import make_reranker
@@ -77,7 +69,6 @@ class Resources:
         engine = self._cache.pop("engine", None)
         if engine is not None:
             engine.dispose(close=False)
-        self._cache.pop("redis", None)
 
 
 _resources: Resources | None = None
