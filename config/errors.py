@@ -26,6 +26,9 @@ class ValidationError(TemprError):
         self.message = message
         self.field = field
 
+    def __str__(self) -> str:
+        return f"field '{self.field}': {self.message}" if self.field else self.message
+
     def to_dict(self) -> dict[str, object]:
         return {"error": type(self).__name__, "message": self.message, "field": self.field}
 

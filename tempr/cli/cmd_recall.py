@@ -6,9 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from pydantic import ValidationError as PydanticValidationError
-
-from config.errors import ValidationError
+from tempr.client import parse_request
 from tempr.recall.models import RecallRequest, RecallResponse
 
 
@@ -40,12 +38,7 @@ def build_request(args: argparse.Namespace) -> RecallRequest:
     }
     if args.include_chunks:
         body["include"] = {"entities": True, "chunks": {}}
-    try:
-        return RecallRequest.model_validate(body)
-    except PydanticValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise ValidationError(err["msg"].removeprefix("Value error, "), field=field) from None
+    return parse_request(body)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -66,3 +66,23 @@ def bank_id() -> str:
 @pytest.fixture(scope="session")
 def sample_facts() -> Path:
     return Path(__file__).resolve().parents[2] / "tempr" / "data" / "sample_bank.jsonl"
+
+
+@pytest.fixture(scope="session")
+def sample_bank(resources, sample_facts: Path) -> str:
+    """The sample bank, ingested once per session (tests must not write to it)."""
+    from tempr.ingest.facts import parse_jsonl
+    from tempr.ingest.pipeline import IngestDeps, ingest_facts
+
+    bank = "sample"
+    facts = list(parse_jsonl(sample_facts.read_text().splitlines()))
+    ingest_facts(bank, facts, IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings))
+    return bank
+
+
+@pytest.fixture(scope="session")
+def recall_ctx(resources):
+    """An in-process RecallContext over the test stack (RRF fallback reranker)."""
+    from tempr.recall.context import RecallContext
+
+    return RecallContext(engine=resources.engine, embedder=resources.embedder, settings=resources.settings)

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from tempr.ingest.facts import parse_jsonl
-from tempr.ingest.pipeline import IngestDeps, ingest_facts
 from tempr.providers.reranker.cross_encoder import CrossEncoderReranker
 from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallRequest
@@ -20,16 +18,8 @@ REF = "2024-09-15T12:00:00+00:00"
 
 
 @pytest.fixture(scope="module")
-def bank(resources, sample_facts) -> str:
-    bank = "options-sample"
-    facts = list(parse_jsonl(sample_facts.read_text().splitlines()))
-    ingest_facts(bank, facts, IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings))
-    return bank
-
-
-@pytest.fixture(scope="module")
-def ctx(resources) -> RecallContext:
-    return RecallContext(engine=resources.engine, embedder=resources.embedder, settings=resources.settings)
+def ctx(recall_ctx: RecallContext) -> RecallContext:
+    return recall_ctx
 
 
 def ask(ctx: RecallContext, bank: str, query: str, **kw: object):
@@ -40,30 +30,30 @@ def with_settings(ctx: RecallContext, **update: object) -> RecallContext:
     return replace(ctx, settings=ctx.settings.model_copy(update=update))
 
 
-def test_budget_limits_each_strategy_and_the_packing_pool(ctx, bank) -> None:
+def test_budget_limits_each_strategy_and_the_packing_pool(ctx, sample_bank) -> None:
     small = with_settings(ctx, recall_budget_fixed_low=4)
-    response = ask(small, bank, "Alice Google Bob", budget="low", max_tokens=100_000, trace=True)
+    response = ask(small, sample_bank, "Alice Google Bob", budget="low", max_tokens=100_000, trace=True)
     assert response.budget == 4
     for name in ("semantic", "keyword", "graph"):
         assert len(response.trace["strategies"][name]["hits"]) <= 4
     assert len(response.results) <= 8  # 2 x budget considered for packing
 
 
-def test_adaptive_budget(ctx, bank) -> None:
+def test_adaptive_budget(ctx, sample_bank) -> None:
     adaptive = with_settings(ctx, recall_budget_function="adaptive")
-    assert ask(adaptive, bank, "Alice", budget="mid", max_tokens=1000).budget == 75
-    assert ask(adaptive, bank, "Alice", budget="low", max_tokens=100).budget == 20  # clamped up
+    assert ask(adaptive, sample_bank, "Alice", budget="mid", max_tokens=1000).budget == 75
+    assert ask(adaptive, sample_bank, "Alice", budget="low", max_tokens=100).budget == 20  # clamped up
 
 
-def test_reranker_candidate_cap(ctx, bank) -> None:
+def test_reranker_candidate_cap(ctx, sample_bank) -> None:
     capped = with_settings(ctx, reranker_max_candidates=5)
-    response = ask(capped, bank, "What did Alice do?", trace=True, max_tokens=100_000)
+    response = ask(capped, sample_bank, "What did Alice do?", trace=True, max_tokens=100_000)
     assert len(response.trace["fusion"]) == 5 and len(response.results) <= 5
 
 
-def test_strategy_boost_promotes_its_arm(ctx, bank) -> None:
-    plain = ask(ctx, bank, "What did Alice do in 2023?", trace=True)
-    boosted = ask(with_settings(ctx, recall_strategy_boosts="temporal:high"), bank, "What did Alice do in 2023?",
+def test_strategy_boost_promotes_its_arm(ctx, sample_bank) -> None:
+    plain = ask(ctx, sample_bank, "What did Alice do in 2023?", trace=True)
+    boosted = ask(with_settings(ctx, recall_strategy_boosts="temporal:high"), sample_bank, "What did Alice do in 2023?",
                   trace=True)
     assert boosted.trace["strategy_boosts"] == {"temporal": "high"}
 
@@ -74,17 +64,17 @@ def test_strategy_boost_promotes_its_arm(ctx, bank) -> None:
     assert temporal_share(boosted) == 10
 
 
-def test_chunks_and_entities_included(ctx, bank) -> None:
-    response = ask(ctx, bank, "What did Alice say about Python?", include={"entities": True, "chunks": {"max_tokens": 12}})
+def test_chunks_and_entities_included(ctx, sample_bank) -> None:
+    response = ask(ctx, sample_bank, "What did Alice say about Python?", include={"entities": True, "chunks": {"max_tokens": 12}})
     assert response.chunks and any(c.truncated for c in response.chunks.values())
     assert response.entities and "Alice" in response.entities
     assert any(r.entities for r in response.results)
-    off = ask(ctx, bank, "What did Alice say about Python?", include={"entities": None})
+    off = ask(ctx, sample_bank, "What did Alice say about Python?", include={"entities": None})
     assert off.entities is None and off.chunks is None and all(r.entities is None for r in off.results)
 
 
-def test_trace_has_every_stage(ctx, bank) -> None:
-    trace = ask(ctx, bank, "What did Alice do last spring?", trace=True).trace
+def test_trace_has_every_stage(ctx, sample_bank) -> None:
+    trace = ask(ctx, sample_bank, "What did Alice do last spring?", trace=True).trace
     assert set(trace["strategies"]) == {"semantic", "keyword", "graph", "temporal"}
     assert {"rrf", "ranks"} <= set(trace["fusion"][0])
     assert {"recency_boost", "temporal_boost", "proof_boost"} <= set(trace["boosts"][0])
@@ -92,10 +82,10 @@ def test_trace_has_every_stage(ctx, bank) -> None:
     assert {"embed", "fuse", "rerank", "finish"} <= set(trace["timings_ms"])
 
 
-def test_cross_encoder_path_with_a_tiny_model(ctx, bank, tmp_path: Path) -> None:
+def test_cross_encoder_path_with_a_tiny_model(ctx, sample_bank, tmp_path: Path) -> None:
     model_dir = build_tiny_cross_encoder(tmp_path)
     reranker = CrossEncoderReranker(str(model_dir), device="cpu")
-    response = ask(replace(ctx, reranker=reranker), bank, "Where does Alice work?", trace=True)
+    response = ask(replace(ctx, reranker=reranker), sample_bank, "Where does Alice work?", trace=True)
     assert response.reranker.startswith("cross-encoder:")
     raw = response.trace["rerank"]["raw"]
     for r in response.results:

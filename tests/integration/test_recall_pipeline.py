@@ -11,7 +11,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from config.errors import AllStrategiesFailed
 from tempr.core.types import Strategy
-from tempr.ingest.facts import parse_array, parse_jsonl
+from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
 from tempr.recall import strategies
 from tempr.recall.context import RecallContext
@@ -23,16 +23,8 @@ REF = "2024-09-15T12:00:00+00:00"
 
 
 @pytest.fixture(scope="module")
-def sample_bank(resources, sample_facts) -> str:
-    bank = "pipeline-sample"
-    facts = list(parse_jsonl(sample_facts.read_text().splitlines()))
-    ingest_facts(bank, facts, IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings))
-    return bank
-
-
-@pytest.fixture(scope="module")
-def ctx(resources) -> RecallContext:
-    return RecallContext(engine=resources.engine, embedder=resources.embedder, settings=resources.settings)
+def ctx(recall_ctx: RecallContext) -> RecallContext:
+    return recall_ctx
 
 
 def ask(ctx: RecallContext, bank: str, query: str, **kw: object):
