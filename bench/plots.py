@@ -41,68 +41,46 @@ def recall_bars(series: dict[str, list[float]], ks: Sequence[int], path: Path, t
             ax.set_xlabel("k (top-k results)")
             ax.set_title(sub)
             ax.set_ylim(0, 100)
-            ax.legend(fontsize=8, loc="lower right")
+            ax.legend(fontsize=8, loc="best")
         axes[0].set_ylabel("evidence recall@k (%)")
         fig.suptitle(title)
         _save(fig, path)
 
 
-def latency_vs_size(points: dict[str, dict[int, tuple[float, float]]], path: Path, title: str,
-                    extrapolated: dict[str, dict[int, tuple[float, float]]] | None = None) -> None:
-    """p50 (solid) and p95 (dashed) latency against bank size, one colour per series."""
+def _size_label(n: float) -> str:
+    return f"{n / 1e6:g}M" if n >= 1e6 else (f"{n / 1e3:g}k" if n >= 1e3 else f"{n:g}")
+
+
+def _plain_log_axes(ax: plt.Axes, sizes: Sequence[int]) -> None:
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(list(sizes), [_size_label(n) for n in sizes])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if str(round(v))[0] in "25" else ""))
+
+
+def latency_vs_size(panels: dict[str, dict[str, dict[int, tuple[float, float]]]], path: Path, title: str) -> None:
+    """One panel per client count: p50 (solid) and p95 (dashed) against bank size, one colour per budget."""
     with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(8, 5))
-        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        for i, (name, by_size) in enumerate(points.items()):
-            sizes = sorted(by_size)
-            c = colours[i % len(colours)]
-            ax.plot(sizes, [by_size[s][0] for s in sizes], "-o", color=c, label=f"{name} p50")
-            ax.plot(sizes, [by_size[s][1] for s in sizes], "--^", color=c, label=f"{name} p95")
-            if extrapolated and name in extrapolated:
-                ext = extrapolated[name]
-                xs = [sizes[-1], *sorted(ext)]
-                ax.plot(xs, [by_size[sizes[-1]][0], *[ext[s][0] for s in sorted(ext)]], ":", color=c, alpha=0.7)
-                ax.plot(xs, [by_size[sizes[-1]][1], *[ext[s][1] for s in sorted(ext)]], ":", color=c, alpha=0.7)
-                ax.scatter(sorted(ext), [ext[s][0] for s in sorted(ext)], marker="o", facecolors="none", edgecolors=c)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("bank size (facts)")
-        ax.set_ylabel("recall latency (ms)")
-        ax.set_title(title)
-        ax.legend(fontsize=8, ncol=2)
-        _save(fig, path)
-
-
-def stage_lines(stages: dict[str, dict[int, float]], path: Path, title: str,
-                extrapolated: dict[str, dict[int, float]] | None = None, ylabel: str = "median ms") -> None:
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(8, 5))
-        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        for i, (name, by_size) in enumerate(stages.items()):
-            c = colours[i % len(colours)]
-            sizes = sorted(by_size)
-            ax.plot(sizes, [max(by_size[s], 1e-2) for s in sizes], "-o", color=c, label=name)
-            if extrapolated and name in extrapolated:
-                ext = extrapolated[name]
-                xs = [sizes[-1], *sorted(ext)]
-                ax.plot(xs, [max(v, 1e-2) for v in [by_size[sizes[-1]], *[ext[s] for s in sorted(ext)]]], ":", color=c)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("bank size (facts); dotted = extrapolated")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.legend(fontsize=8)
-        _save(fig, path)
-
-
-def throughput_bars(labels: Sequence[str], values: Sequence[float], path: Path, title: str, ylabel: str) -> None:
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        bars = ax.bar(labels, values, color="tab:blue")
-        ax.bar_label(bars, fmt="%.1f", fontsize=8)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
+        fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 5), squeeze=False, sharey=True)
+        colours = {"low": "tab:green", "mid": "tab:blue", "high": "tab:red"}
+        for ax, (panel, series) in zip(axes[0], panels.items(), strict=True):
+            sizes_all: set[int] = set()
+            for name, by_size in series.items():
+                sizes = sorted(by_size)
+                sizes_all.update(sizes)
+                c = colours.get(name, None)
+                ax.plot(sizes, [by_size[s][0] for s in sizes], "-o", color=c, label=f"{name} p50")
+                ax.plot(sizes, [by_size[s][1] for s in sizes], "--^", color=c, label=f"{name} p95")
+            _plain_log_axes(ax, sorted(sizes_all))
+            ax.set_xlabel("bank size (facts)")
+            ax.set_title(panel)
+            ax.legend(fontsize=8, ncol=2)
+        axes[0][0].set_ylabel("recall latency, client wall time (ms)")
+        fig.suptitle(title)
         _save(fig, path)
 
 
@@ -125,8 +103,7 @@ def scale_figure(stages: dict[str, dict[int, float]], stage_ext: dict[str, dict[
                     ax.plot(xs, [max(y, 1e-2) for y in ys], ":", color=c)
                     ax.scatter(sorted(ext[name]), [max(ext[name][s], 1e-2) for s in sorted(ext[name])],
                                marker="o", facecolors="none", edgecolors=c)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
+            _plain_log_axes(ax, sorted({n for v in data.values() for n in v} | {n for v in ext.values() for n in v}))
             ax.set_xlabel("facts in the bank (hollow points at 1M: extrapolated)")
             ax.set_ylabel(ylabel)
             ax.legend(fontsize=8)

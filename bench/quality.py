@@ -242,8 +242,11 @@ def _through_workers(cfg: QualityConfig, pairs: list[tuple[locomo.Conversation, 
 
         with ThreadPoolExecutor(max_workers=cfg.in_flight) as pool:
             list(pool.map(one, pairs))
-    same = [a.rankings[WORKERS][:50] == a.rankings["full pipeline"][:50] for a in result.asked if WORKERS in a.rankings]
-    result.agreement = {"questions": len(same), "identical_top50": sum(same)}
+    both = [a for a in result.asked if WORKERS in a.rankings]
+    same = [a.rankings[WORKERS][:50] == a.rankings["full pipeline"][:50] for a in both]
+    same_recall = [all(recall_at_k(a.rankings[WORKERS], a.question.evidence, k)
+                       == recall_at_k(a.rankings["full pipeline"], a.question.evidence, k) for k in KS) for a in both]
+    result.agreement = {"questions": len(both), "identical_top50": sum(same), "same_recall": sum(same_recall)}
 
 
 # --- reporting ------------------------------------------------------------------------------------------
@@ -295,8 +298,9 @@ def render(result: QualityResult) -> str:
     ]
     if result.agreement:
         ag = result.agreement
-        lines += [f"Workers vs in-process, full pipeline: identical top-50 ranking for {ag['identical_top50']} of "
-                  f"{ag['questions']} questions. Fleet: {'; '.join(result.fleet)}.", ""]
+        lines += [f"Workers vs in-process, full pipeline: identical top-50 ranking (by dia_id) for "
+                  f"{ag['identical_top50']} of {ag['questions']} questions, the same recall@5/10/25/50 for "
+                  f"{ag.get('same_recall', '–')}. Fleet: {'; '.join(result.fleet)}.", ""]
     if result.workers_note:
         lines += [f"Note: {result.workers_note}", ""]
     main = WORKERS if WORKERS in result.variants() else "full pipeline"

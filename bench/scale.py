@@ -41,6 +41,8 @@ class ScaleConfig:
     sizes: tuple[int, ...] = (10_000, 100_000)
     budgets: tuple[str, ...] = latency.BUDGETS
     samples: int = 16
+    rerank_pairs: int = 300
+    """Pairs for the cross-encoder cost estimate (the reranker's candidate cap); 0 skips it."""
     seed: int = synthetic.DEFAULT_SEED
     write: bool = True
     plots: bool = True
@@ -56,6 +58,9 @@ class ScaleResult:
     machine: dict[str, Any]
     source: str
     fleet: list[str] = field(default_factory=list)
+    rerank: dict[str, Any] = field(default_factory=dict)
+    saturation: dict[tuple[int, str], tuple[float, int]] = field(default_factory=dict)
+    """(size, budget) -> (best recalls/s, at clients), from the latency run when there was one."""
 
 
 NEGLIGIBLE_MS = 0.5
@@ -115,8 +120,16 @@ _ROWS = {
 }
 
 
+def _pss(proc: Any) -> int:
+    """Proportional set size (shared pages split between their users), else RSS."""
+    try:
+        return int(proc.memory_full_info().pss)
+    except Exception:  # noqa: BLE001 - no smaps access: fall back to RSS (over-counts shared memory)
+        return int(proc.memory_info().rss)
+
+
 def process_memory(fleet: stack.BenchWorkers | None, pg_dir: Any) -> dict[str, float]:
-    """Resident memory (MiB) of the bench workers (main processes and children) and of PostgreSQL."""
+    """Memory (MiB, PSS) of the bench workers (main processes and children) and of PostgreSQL."""
     import psutil
 
     out: dict[str, float] = {}
@@ -128,14 +141,14 @@ def process_memory(fleet: stack.BenchWorkers | None, pg_dir: Any) -> dict[str, f
             pid = process.read_pid(fleet.detached.pidfile(spec.name))
             if pid and process.pid_alive(pid):
                 proc = psutil.Process(pid)
-                total += sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+                total += sum(_pss(p) for p in [proc, *proc.children(recursive=True)])
         out["workers"] = total / 2**20
     pg = 0
     for p in psutil.process_iter(["cmdline"]):
         try:
             cmd = " ".join(p.info["cmdline"] or [])
             if "postgres" in cmd and str(pg_dir) in cmd:
-                pg += sum(c.memory_info().rss for c in [p, *p.children(recursive=True)])
+                pg += sum(_pss(c) for c in [p, *p.children(recursive=True)])
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     out["postgres"] = pg / 2**20
@@ -187,7 +200,20 @@ def run(cfg: ScaleConfig, measured: latency.LatencyResult | None = None,
     finally:
         if own and fleet is not None:
             fleet.stop()
-    return ScaleResult(cfg, samples, stored, rss, settings, report.machine(), source, described)
+    rerank: dict[str, Any] = {}
+    if cfg.rerank_pairs:
+        from bench import rerank_cost
+
+        log(f"cross-encoder cost estimate: {cfg.rerank_pairs} pairs on CPU")
+        rerank = rerank_cost.measure(cfg.rerank_pairs)
+    saturation: dict[tuple[int, str], tuple[float, int]] = {}
+    if measured is not None:
+        for (n, b, c), r in measured.runs.items():
+            if r.busy_s and n in cfg.sizes:
+                rate = len(r.samples) / r.busy_s
+                if rate > saturation.get((n, b), (0.0, 0))[0]:
+                    saturation[(n, b)] = (rate, c)
+    return ScaleResult(cfg, samples, stored, rss, settings, report.machine(), source, described, rerank, saturation)
 
 
 def _stage_points(result: ScaleResult, budget: str, key: str) -> dict[int, float]:
@@ -253,7 +279,7 @@ def _storage_lines(result: ScaleResult) -> list[str]:
     return [
         "### Storage per bank (MiB, heap + indexes)", "",
         report.table(["table", *[f"{n:,}" for n in sizes], f"{TARGET:,} (linear)"], rows), "",
-        f"≈ {per_fact / 1024:.1f} KiB per fact at {sizes[-1]:,}. Resident memory after the run: {rss} "
+        f"≈ {per_fact / 1024:.1f} KiB per fact at {sizes[-1]:,}. Memory after the run (PSS): {rss} "
         f"(PostgreSQL shared_buffers {result.settings.get('shared_buffers')}, work_mem {result.settings.get('work_mem')}).",
         "",
     ]
@@ -290,6 +316,27 @@ def _verdict(result: ScaleResult, dominant: dict[str, tuple[str, float]]) -> lis
             if n is not None:
                 out.append(f"- Budget mid: the {label} strategy alone would pass the 10 s strategy limit at "
                            f"{_size(n)} (extrapolated).")
+    if result.saturation:
+        n = sizes[-1]
+        parts = [f"{b} {rate:.1f}/s" for (size, b), (rate, _) in sorted(result.saturation.items(),
+                 key=lambda kv: latency.BUDGETS.index(kv[0][1]) if kv[0][1] in latency.BUDGETS else 9) if size == n]
+        mid = result.saturation.get((n, "mid"))
+        out.append(f"- Under load: at {n:,} facts the fleet saturates at {', '.join(parts)} (recalls per second, "
+                   "best over the client counts measured); beyond that, extra clients only queue, and latency grows "
+                   "linearly with them (latency ≈ clients ÷ throughput).")
+        if mid:
+            out.append(f"  At budget mid that puts the 30 s deadline at about {mid[0] * 30:,.0f} concurrent clients "
+                       "on this 2-core machine; more workers only help with more cores (PostgreSQL and the query "
+                       "embedding share the same CPUs here).")
+    if result.rerank:
+        r = result.rerank
+        out.append(f"- Reranking: these figures use the RRF fallback (no cross-encoder ships with tempr), so the rerank "
+                   f"stage costs nothing. A {r['model']} scores {r['pairs']} (query, memory) pairs (300 is the default "
+                   f"candidate cap, TEMPR_RERANKER_MAX_CANDIDATES) in **{latency._fmt_ms(r['ms'])} ms** on this machine's CPU "
+                   f"(median of {len(r['runs'])}, batch {r['batch_size']}; timing only, its scores are meaningless): "
+                   "with a cross-encoder on CPU, reranking would be the dominant stage at every bank size, since its "
+                   "cost depends on the candidate count, not the bank size. This task had no GPU; on a GPU that "
+                   "stage is expected to be far cheaper, but no GPU figure was measured.")
     hnsw = result.storage[sizes[-1]].get("hnsw index (part of memory_units)", 0.0)
     rows = max(result.storage[sizes[-1]]["rows"], 1)
     out.append(f"- Memory: the HNSW index takes ≈ {hnsw / rows:,.0f} bytes per fact, ≈ {_mib(hnsw / rows * TARGET)} MiB "

@@ -18,6 +18,10 @@ from bench.metrics import KS, percentile
 from bench.progress import log
 
 
+SECTIONS = ("summary", "quality", "chord", "latency", "scale", "ingest")
+"""Their order in BENCHMARKS.md."""
+
+
 @dataclass
 class Options:
     quick: bool = False
@@ -59,7 +63,7 @@ def latency_config(o: Options) -> latency.LatencyConfig:
 def scale_config(o: Options) -> scale.ScaleConfig:
     cfg = scale.ScaleConfig(write=o.writes, plots=o.writes)
     if o.quick:
-        cfg.sizes, cfg.budgets, cfg.samples = (1000, 2000), ("mid",), 4
+        cfg.sizes, cfg.budgets, cfg.samples, cfg.rerank_pairs = (1000, 2000), ("mid",), 4, 32
     if o.sizes:
         cfg.sizes = o.sizes
     return cfg
@@ -78,6 +82,8 @@ class Timed:
 def run_all(o: Options) -> Timed:
     started = time.perf_counter()
     out = Timed()
+    if o.writes:
+        report.ensure_sections(SECTIONS)
     stack.services_up()
     t = time.perf_counter()
     out.results["ingest"] = ingest.main(ingest_config(o))
@@ -86,7 +92,7 @@ def run_all(o: Options) -> Timed:
     scale_cfg.sizes = tuple(lat_cfg.sizes)
     t = time.perf_counter()
     log("building the synthetic banks")
-    latency.prepare_banks(lat_cfg.sizes, lat_cfg.seed)
+    built = latency.prepare_banks(lat_cfg.sizes, lat_cfg.seed)
     out.wall_s["banks"] = time.perf_counter() - t
     fleet = stack.BenchWorkers(stack.default_fleet())
     try:
@@ -95,7 +101,7 @@ def run_all(o: Options) -> Timed:
         out.results["quality"] = quality.main(quality_config(o), fleet)
         out.wall_s["quality"] = time.perf_counter() - t
         t = time.perf_counter()
-        out.results["latency"] = latency.main(lat_cfg, fleet)
+        out.results["latency"] = latency.main(lat_cfg, fleet, built)
         out.wall_s["latency"] = time.perf_counter() - t
         t = time.perf_counter()
         out.results["scale"] = scale.main(scale_cfg, out.results["latency"], fleet)

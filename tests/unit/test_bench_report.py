@@ -83,3 +83,16 @@ def test_power_law_fit_and_crossing() -> None:
     assert crossing({10_000: 10.0, 100_000: 9.0}, 1000.0) is None
     value, b = fit({10_000: 0.0, 100_000: 0.01}, 1_000_000)  # negligible stages are not fitted
     assert b != b and value == 0.01
+
+
+def test_ensure_sections_adds_missing_placeholders_in_order_and_keeps_existing(tmp_path: Path) -> None:
+    path = tmp_path / "BENCHMARKS.md"
+    path.write_text(DOC)
+    report.ensure_sections(["summary", "quality", "latency"], path)
+    text = path.read_text()
+    assert report.read_section(text, "quality") == "old quality"
+    assert text.index("bench:summary:start") < text.index("bench:latency:start")
+    assert "not generated yet" in report.read_section(text, "summary")
+    before = path.read_text()
+    report.ensure_sections(["summary"], path)
+    assert path.read_text() == before
