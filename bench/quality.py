@@ -318,6 +318,14 @@ def render(result: QualityResult) -> str:
                             "temporal fired"], rows), ""]
     lines += ["*time window parsed*: the query analyser found a time reference; *temporal fired*: the temporal "
               "strategy returned at least one memory.", ""]
+    fired = lambda a: a.temporal_hits > 0  # noqa: E731
+    n_fired = sum(1 for a in asked if fired(a))
+    if n_fired:
+        rows = [[v, *[_pct(result.recall(v, k, fired)[0]) for k in KS]]
+                for v in (main, "full pipeline", "full − temporal", "temporal only") if v in result.variants()]
+        rows = list({r[0]: r for r in rows}.values())
+        lines += [f"On the {n_fired} question{'s' if n_fired != 1 else ''} where the temporal strategy fired:", "",
+                  report.table(["variant", *[f"R@{k}" for k in KS]], rows), ""]
     lines += ["### Recall@10 per category, every variant", ""]
     rows = []
     for variant in result.variants():

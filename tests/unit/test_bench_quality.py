@@ -1,0 +1,58 @@
+"""The quality report from hand-made rankings: recall per variant, category and split (bench.quality)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ lives in the checkout, not installed
+from bench import locomo, quality, report  # noqa: E402
+
+
+def _conv(name: str, questions: list[locomo.Question]) -> locomo.Conversation:
+    return locomo.Conversation(name, ("A", "B"), [{"id": "x"}], questions, datetime(2024, 1, 1, tzinfo=UTC), 1,
+                               {"adversarial (category 5)": 1, "no usable evidence": 0})
+
+
+@pytest.fixture()
+def result(monkeypatch: pytest.MonkeyPatch) -> quality.QualityResult:
+    monkeypatch.setattr(quality, "_reranker", lambda: "rrf-fallback")
+    q1 = locomo.Question("26", 0, "When?", "then", ("D1:1",), 2)
+    q2 = locomo.Question("41", 3, "Who?", "her", ("D2:1", "D2:2"), 4)
+    hit_first = [["D1:1"]] + [["D9:9"]] * 60
+    half_late = [["D9:9"]] * 7 + [["D2:1"]] + [["D9:9"]] * 60
+    asked = []
+    for q, ranking, fired in ((q1, hit_first, 3), (q2, half_late, 0)):
+        a = quality.Asked(q, windows=1 if fired else 0, temporal_hits=fired)
+        for name, _ in quality.VARIANTS:
+            a.rankings[name] = ranking
+        a.rankings["temporal only"] = [] if not fired else ranking
+        a.rankings[quality.WORKERS] = ranking
+        a.ms = {"analyse": 10.0, "strategies": 50.0, "complete:full pipeline": 5.0, "workers": 80.0}
+        asked.append(a)
+    return quality.QualityResult(asked, [_conv("26", [q1]), _conv("41", [q2])], report.machine(), 12.0,
+                                 {"facts": 2, "inserted": 0, "seconds": 0.0}, ["w: prefork×2"], "",
+                                 {"questions": 2, "identical_top50": 2, "same_recall": 2})
+
+
+def test_recall_per_variant_and_category(result: quality.QualityResult) -> None:
+    assert result.recall("full pipeline", 5) == (50.0, 2)  # q1 found at rank 1, q2 nothing in the top 5
+    assert result.recall("full pipeline", 10) == (75.0, 2)  # q2: one of its two evidence turns at rank 8
+    assert result.recall("temporal only", 50) == (50.0, 2)
+    assert result.recall("full pipeline", 10, lambda a: a.question.category == 4) == (50.0, 1)
+    assert result.variants()[0] == quality.WORKERS
+
+
+def test_render_has_every_table(result: quality.QualityResult) -> None:
+    text = quality.render(result)
+    assert "| **full pipeline, through the workers** | 50.0 | 75.0 | 75.0 | 75.0 |" in text
+    assert "| *DRAGON (LoCoMo paper, 10 conversations)* | *49.6* | *57.1* | *66.0* | *71.1* |" in text
+    assert "| 2 temporal | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 1 | 1 |" in text
+    assert "| all | 2 | 50.0 | 75.0 | 75.0 | 75.0 | 1 | 1 |" in text
+    assert "On the 1 question where the temporal strategy fired:" in text
+    assert "| tuning: 26 | 1 |" in text and "| held out: 41 | 1 |" in text
+    assert "identical top-50 ranking (by dia_id) for 2 of 2" in text
+    assert "evidence `dia_id`s found among" in text  # the definition is stated
