@@ -61,6 +61,13 @@ class Settings(BaseSettings):
     recall_budget_adaptive_high: float = 0.25
     recall_budget_min: int = 20
     recall_budget_max: int = 2000
+    recall_fallback_recency: bool = True
+    """Apply the recency boost when the RRF fallback stands in for a cross-encoder (the seed's rule).
+
+    The fallback's scores step by only 0.9/(n-1) per rank, so recency's +-10% moves a memory
+    about 27 places among 300 candidates: on LoCoMo's tuning conversations turning it off
+    raises evidence recall@5 from 39.5 to 55.8 (BENCHMARKS.md). Off is the better choice for
+    banks without a cross-encoder whose questions are not about recent events."""
     recall_strategy_boosts: str = ""
     """e.g. "graph:high,semantic:low" (rank-space boosts, see tempr.core.fusion)."""
 

@@ -36,7 +36,7 @@ _ANSWER_SETTINGS = (
     "embedder", "reranker_model", "reranker_calibrated", "reranker_max_candidates", "recall_budget_function",
     "recall_budget_fixed_low", "recall_budget_fixed_mid", "recall_budget_fixed_high",
     "recall_budget_adaptive_low", "recall_budget_adaptive_mid", "recall_budget_adaptive_high",
-    "recall_budget_min", "recall_budget_max", "recall_strategy_boosts", "text_search_config",
+    "recall_budget_min", "recall_budget_max", "recall_strategy_boosts", "recall_fallback_recency", "text_search_config",
     "bm25_k1", "bm25_b", "graph_hop_decay", "graph_seed_count", "hemisphere",
 )
 

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from tempr.core import (
-    combined_score, pack, packing_pool_size, proof_signal, recency_signal, temporal_proximity_signal,
+    DEFAULT_ALPHAS, combined_score, pack, packing_pool_size, proof_signal, recency_signal, temporal_proximity_signal,
 )
 from tempr.core.rank_boost import promote
 from tempr.core.types import FusedCandidate, StrategyResult
 from tempr.recall.context import RecallContext
 from tempr.recall.models import ChunkData, EntityState, RecallResponse, RecallResult, RecallScores
 from tempr.recall.plan import QueryPlan
-from tempr.recall.scoring import RerankOutcome, boost_divisors, occurrence
+from tempr.recall.scoring import RRF_FALLBACK, RerankOutcome, boost_divisors, occurrence
 from tempr.store import recall_repo
 
 
@@ -33,7 +33,10 @@ def finish(
         ce = promote(ce, boost_divisors(plan, candidates))
     with ctx.engine.connect() as conn:
         units = recall_repo.fetch_units(conn, [c.id for c in candidates], with_entities=req.include.wants_entities)
-    scored = _score(plan, candidates, ce, units)
+    alphas = DEFAULT_ALPHAS
+    if outcome.reranker == RRF_FALLBACK and not ctx.settings.recall_fallback_recency:
+        alphas = (0.0, *DEFAULT_ALPHAS[1:])
+    scored = _score(plan, candidates, ce, units, alphas)
     pool = scored[: packing_pool_size(plan.budget)]
     packed = pack(pool, max_tokens=req.max_tokens, count_tokens=lambda s: ctx.tokens(units[s["id"]]["text"]))
     by_id = {c.id: c for c in candidates}
@@ -52,7 +55,7 @@ def finish(
 
 
 def _score(plan: QueryPlan, candidates: Sequence[FusedCandidate], ce: dict[str, float],
-           units: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+           units: dict[str, dict[str, Any]], alphas: tuple[float, float, float]) -> list[dict[str, Any]]:
     now, windows = plan.now_dt, plan.time_windows
     scored = []
     for order, c in enumerate(candidates):
@@ -63,7 +66,7 @@ def _score(plan: QueryPlan, candidates: Sequence[FusedCandidate], ce: dict[str, 
         temporal = max((temporal_proximity_signal(when, w) for w in windows), default=0.5)
         final, parts = combined_score(
             ce.get(c.id, 0.0), recency=recency_signal(when, now), temporal=temporal,
-            proof=proof_signal(unit["proof_count"]),
+            proof=proof_signal(unit["proof_count"]), alphas=alphas,
         )
         scored.append({"id": c.id, "final": final, "order": order, "components": parts})
     scored.sort(key=lambda s: (-s["final"], s["order"]))
@@ -84,7 +87,7 @@ def _result(unit: dict[str, Any], s: dict[str, Any], c: FusedCandidate, outcome:
         metadata=unit.get("metadata") or {}, chunk_id=unit.get("chunk_id"), tags=unit.get("tags") or [],
         scores=RecallScores(
             final=round(s["final"], 6),
-            reranker=None if outcome.reranker == "rrf-fallback" else outcome.scores.get(c.id),
+            reranker=None if outcome.reranker == RRF_FALLBACK else outcome.scores.get(c.id),
             semantic=c.scores.get("semantic"), keyword=c.scores.get("keyword"),
             graph=c.scores.get("graph"), temporal=c.scores.get("temporal"),
         ),

@@ -105,3 +105,11 @@ def build_tiny_cross_encoder(path: Path) -> Path:
     model.save_pretrained(target)
     tokenizer.save_pretrained(target)
     return target
+
+
+def test_recency_on_the_fallback_can_be_turned_off(ctx, sample_bank) -> None:
+    seed = ask(ctx, sample_bank, "Alice works at Google", trace=True)
+    off = ask(with_settings(ctx, recall_fallback_recency=False), sample_bank, "Alice works at Google", trace=True)
+    assert {b["recency_boost"] for b in off.trace["boosts"]} == {1.0}
+    assert len({b["recency_boost"] for b in seed.trace["boosts"]}) > 1  # the seed's default applies it
+    assert all(b["temporal_boost"] == 1.0 for b in off.trace["boosts"])  # no window: neutral either way
