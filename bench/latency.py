@@ -351,8 +351,9 @@ def render(result: LatencyResult) -> str:
     lines += [report.table(["facts", "hits", "p50", "p95"], rows), "",
               "Requests (budget mid, 1 client) asked once to fill the cache, then asked again (up to three passes) "
               "until enough came back as hits; percentiles are over the hits only. A hit is answered by the start "
-              "task from Redis, with no analysis and no chord. A repeat can miss when the cache's circuit breaker "
-              "has tripped on a slow Redis call (it then skips the cache for a while).", ""]
+              "task from Redis, with no analysis and no chord. A repeat that misses (counted in *hits*) was answered "
+              "in full again: e.g. a worker started with other code or settings computes other cache keys, and a "
+              "slow Redis call makes the cache skip itself for a while.", ""]
     lines += _overhead_lines(result)
     lines += _stage_lines(result)
     lines += _ingest_lines(result)

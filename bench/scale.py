@@ -303,6 +303,15 @@ def _verdict(result: ScaleResult, dominant: dict[str, tuple[str, float]]) -> lis
     for budget, (name, value) in dominant.items():
         out.append(f"- Budget {budget}: at {sizes[-1]:,} facts the slowest stage is **{name}** "
                    f"({latency._fmt_ms(value)} ms median).")
+    shrinking = [label for key, label in STAGES[1:5]
+                 for b in [fit(_stage_points(result, "mid" if "mid" in result.cfg.budgets else result.cfg.budgets[0],
+                                             key), TARGET)[1]] if b == b and b < 0]
+    if "semantic" in shrinking:
+        out.append(f"- The semantic strategy is *faster* on the bigger bank: all banks share one HNSW index, and a "
+                   f"bank that holds a small share of it ({sizes[0]:,} of the "
+                   f"{sum(result.storage[n]['rows'] for n in sizes):,}+ facts here) makes pgvector's filtered "
+                   "iterative scan walk through many other banks' neighbours before it has collected its budget of "
+                   "candidates. Latency of a small bank therefore depends on what else is in the database.")
     if "mid" in result.cfg.budgets:
         walls = {n: percentile([s.wall_ms for s in result.samples.get((n, "mid"), [])], 95) for n in sizes}
         for limit_s, what in ((10.0, "the strategy soft limit (TEMPR_STRATEGY_TIMEOUT_S = 10 s)"),
