@@ -25,6 +25,7 @@ from tempr.cache import RecallCache, cache_redis
 from tempr.jobs import JobStore, error_dict
 from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallResponse
+from tempr.recall.plan import QueryPlan
 from workers import metrics
 from workers.resources import get_resources
 
@@ -57,6 +58,18 @@ def check_deadline(env: dict[str, Any], step: str) -> None:
     over = time.time() - float(env["deadline"])
     if over > 0:
         raise RecallTimeout(f"recall {env['job_id']} passed its deadline before {step} ({ms(over):.0f} ms over)")
+
+
+def enter_step(state: dict[str, Any], step: str) -> tuple[dict[str, Any], dict[str, float], QueryPlan]:
+    """Start a chained recall step: record its queue wait, refuse it past the deadline.
+
+    Returns the job envelope, a copy of the timings so far, and the query plan.
+    """
+    env = state["env"]
+    timings = dict(state["timings"])
+    timings[f"queue.{step}"] = ms(time.time() - float(state["sent_at"]))
+    check_deadline(env, step)
+    return env, timings, QueryPlan.from_dict(state["plan"])
 
 
 def _dispatch_webhook(env: dict[str, Any], payload: dict[str, Any]) -> None:

@@ -26,7 +26,7 @@ from tempr.recall.pipeline import complete
 from tempr.recall.plan import QueryPlan
 from tempr.recall.scoring import RerankOutcome, fuse
 from tempr.recall.strategies import degraded
-from tasks.common import RecallStep, check_deadline, context, finish_job, ms
+from tasks.common import RecallStep, check_deadline, context, enter_step, finish_job, ms
 from workers.app import app
 from workers.resources import get_resources
 
@@ -74,12 +74,7 @@ def collect(self: RecallStep, results: list[dict[str, Any]], state: dict[str, An
 
 @app.task(name="tempr.fuse.finish", bind=True, base=RecallStep)
 def finish(self: RecallStep, state: dict[str, Any]) -> dict[str, Any]:
-    began = time.time()
-    env = state["env"]
-    timings = dict(state["timings"])
-    timings["queue.finish"] = ms(began - float(state["sent_at"]))
-    check_deadline(env, "finishing")
-    plan = QueryPlan.from_dict(state["plan"])
+    env, timings, plan = enter_step(state, "finish")
     results = [StrategyResult.from_dict(r) for r in state["results"]]
     candidates = [FusedCandidate(**c) for c in state["candidates"]]
     outcome = RerankOutcome.from_dict(state["outcome"])

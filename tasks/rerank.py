@@ -13,21 +13,15 @@ import time
 from typing import Any
 
 from tempr.core.types import FusedCandidate
-from tempr.recall.plan import QueryPlan
 from tempr.recall.scoring import rerank
-from tasks.common import RecallStep, check_deadline, context, ms
+from tasks.common import RecallStep, context, enter_step
 from workers.app import app
 from workers.rerank_batcher import process_reranker
 
 
 @app.task(name="tempr.rerank.score", bind=True, base=RecallStep)
 def score(self: RecallStep, state: dict[str, Any]) -> dict[str, Any]:
-    began = time.time()
-    env = state["env"]
-    timings = dict(state["timings"])
-    timings["queue.rerank"] = ms(began - float(state["sent_at"]))
-    check_deadline(env, "reranking")
-    plan = QueryPlan.from_dict(state["plan"])
+    _env, timings, plan = enter_step(state, "rerank")
     candidates = [FusedCandidate(**c) for c in state["candidates"]]
     outcome = rerank(plan, candidates, context(reranker=process_reranker()))
     timings["rerank"] = outcome.elapsed_ms
