@@ -112,13 +112,15 @@ def clear_cache(bank_ids: list[str], settings: Settings | None = None) -> int:
     """Drop cached recall answers of the given (benchmark) banks only, so every timed recall is a miss."""
     import redis
 
+    from tempr.redis_keys import redis_key
+
     url = manager.resolve_endpoints(settings or get_settings()).cache_url
     if not url:
         return 0
     client = redis.Redis.from_url(url, socket_timeout=5)
     dropped = 0
     for bank in bank_ids:
-        keys = list(client.scan_iter(match=f"tempr:recall:{bank}:*", count=1000))
+        keys = list(client.scan_iter(match=redis_key("recall", bank) + ":*", count=1000))
         for lo in range(0, len(keys), 500):
             dropped += int(client.delete(*keys[lo:lo + 500]))
     return dropped

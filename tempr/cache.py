@@ -27,10 +27,10 @@ from redis.retry import Retry
 
 from config.settings import Settings
 from tempr.recall.models import RecallRequest
+from tempr.redis_keys import recall_cache_key
 
 log = logging.getLogger(__name__)
 
-PREFIX = "tempr:recall:"
 # Settings that change the answer for the same request and data; part of every key.
 _ANSWER_SETTINGS = (
     "embedder", "reranker_model", "reranker_calibrated", "reranker_max_candidates", "recall_budget_function",
@@ -91,7 +91,7 @@ def settings_fingerprint(settings: Settings) -> str:
 
 
 def cache_key(bank_id: str, version: int, request: RecallRequest, settings: Settings) -> str:
-    return f"{PREFIX}{bank_id}:v{version}:{settings_fingerprint(settings)}:{request_digest(request)}"
+    return recall_cache_key(bank_id, version, settings_fingerprint(settings), request_digest(request))
 
 
 class RecallCache:

@@ -149,9 +149,9 @@ def recall_async(bank_id: str, request: RecallRequest | dict[str, Any] | None = 
     job_id = str(uuid.uuid4())
     digest = request_hash(bank_id, req)
     if key:
-        earlier = store.claim_idempotency(bank_id, key, job_id)
+        earlier = store.claim_idempotency(bank_id, key, job_id, digest)
         if earlier:
-            return _reattach(earlier, bank_id, digest, app, store, s)
+            return _reattach(*earlier, bank_id, digest, app, store, s)
     store.create(job_id, bank_id=bank_id, deadline=deadline, callback_url=req.callback_url, request_hash=digest)
     app.send_task("tempr.recall.start", task_id=job_id,
                   kwargs={"bank_id": bank_id, "request": req.model_dump(mode="json"), "deadline": deadline,
@@ -162,10 +162,17 @@ def recall_async(bank_id: str, request: RecallRequest | dict[str, Any] | None = 
     return RecallJob(job_id, bank_id, deadline, app, store, s.recall_deadline_grace_s)
 
 
-def _reattach(job_id: str, bank_id: str, digest: str, app: Celery, store: JobStore, s: Settings) -> RecallJob:
-    if store.request_hash(job_id) not in (None, digest):
+def _reattach(job_id: str, earlier_digest: str, bank_id: str, digest: str, app: Celery, store: JobStore,
+              s: Settings) -> RecallJob:
+    """Hand back the job an Idempotency-Key already names, if it was made for this very request.
+
+    The hash came with the claim itself (one atomic write), so a racing caller with another body
+    is refused, never handed the first caller's job; the job's own bank is checked once more."""
+    if not job_id or earlier_digest != digest:
         raise ValidationError("this Idempotency-Key was used for a different request", field="idempotency_key")
     record = store.get(job_id) or {}
+    if record.get("bank_id") not in (None, bank_id):
+        raise ValidationError("this Idempotency-Key was used for a different request", field="idempotency_key")
     deadline = float(record.get("deadline") or time.time() + s.recall_timeout_s)
     return RecallJob(job_id, bank_id, deadline, app, store, s.recall_deadline_grace_s, reused=True)
 

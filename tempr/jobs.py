@@ -5,8 +5,11 @@ outlives the chord's bookkeeping (``TEMPR_JOB_RESULT_TTL_S``). One hash per job:
 
     tempr:job:<id>              status (queued|running|succeeded|failed), bank_id, created_at,
                                 deadline, callback_url, request_hash, result, error, finished_at
-    tempr:job:<id>:deliveries   list of JSON delivery records (attempt, at, ok, status_code|error)
-    tempr:idem:<bank>:<key>     the job id an Idempotency-Key maps to
+    tempr:deliveries:<id>       list of JSON delivery records (attempt, at, ok, status_code|error)
+    tempr:idem:<bank>:<key>     {"job_id", "request_hash"} an Idempotency-Key maps to, set at once
+
+Keys are built by ``tempr.redis_keys`` (each part percent-encoded, so a ``:`` in a bank id or an
+Idempotency-Key cannot make two tenants' keys meet).
 
 The first terminal transition wins (``finish`` uses HSETNX on a "final" field), so a watchdog that
 times a job out and a late finisher never both report. Redis trouble is logged and never fails a
@@ -23,6 +26,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from tempr.cache import Breaker
+from tempr.redis_keys import deliveries_key, idempotency_key, job_key
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +43,7 @@ def error_dict(exc: BaseException) -> dict[str, Any]:
     return {"error": type(exc).__name__, "message": str(exc) or type(exc).__name__, "field": None}
 
 
-def _key(job_id: str) -> str:
-    return f"tempr:job:{job_id}"
+_key = job_key
 
 
 def _decode(raw: dict[Any, Any]) -> dict[str, str]:
@@ -82,14 +85,24 @@ class JobStore:
 
         self._safe("create", run)
 
-    def claim_idempotency(self, bank_id: str, key: str, job_id: str) -> str | None:
-        """Map (bank, key) to ``job_id`` unless already mapped; return the earlier job id if so."""
-        def run() -> str | None:
-            idem = f"tempr:idem:{bank_id}:{key}"
-            if self.redis.set(idem, job_id, nx=True, ex=self.ttl_s):
+    def claim_idempotency(self, bank_id: str, key: str, job_id: str,
+                          request_hash: str) -> tuple[str, str] | None:
+        """Map (bank, key) to ``job_id`` and its request hash unless already mapped; if it was,
+        return the earlier ``(job_id, request_hash)``.
+
+        Job id and hash go into one value written by one ``SET NX``: a racing second caller
+        always sees the first caller's hash, never a mapping whose hash is not written yet."""
+        claim = json.dumps({"job_id": job_id, "request_hash": request_hash})
+
+        def run() -> tuple[str, str] | None:
+            idem = idempotency_key(bank_id, key)
+            if self.redis.set(idem, claim, nx=True, ex=self.ttl_s):
                 return None
             found = self.redis.get(idem)
-            return found.decode() if isinstance(found, bytes) else found
+            if found is None:  # expired between the two calls: claim again
+                return None if self.redis.set(idem, claim, nx=True, ex=self.ttl_s) else ("", "")
+            earlier = json.loads(found)
+            return str(earlier["job_id"]), str(earlier["request_hash"])
 
         return self._safe("idempotency", run)
 
@@ -133,7 +146,7 @@ class JobStore:
 
     def add_delivery(self, job_id: str, record: dict[str, Any]) -> None:
         def run() -> None:
-            key = f"{_key(job_id)}:deliveries"
+            key = deliveries_key(job_id)
             pipe = self.redis.pipeline()
             pipe.rpush(key, json.dumps(record))
             pipe.expire(key, self.ttl_s)
@@ -143,13 +156,6 @@ class JobStore:
 
         self._safe("add_delivery", run)
 
-    def request_hash(self, job_id: str) -> str | None:
-        def run() -> str | None:
-            found = self.redis.hget(_key(job_id), "request_hash")
-            return (found.decode() if isinstance(found, bytes) else found) or None
-
-        return self._safe("request_hash", run)
-
     def get(self, job_id: str) -> dict[str, Any] | None:
         """The job as a JSON-able dict, or None if unknown (or Redis is unavailable)."""
         def run() -> dict[str, Any] | None:
@@ -157,7 +163,7 @@ class JobStore:
             if not raw:
                 return None
             data: dict[str, Any] = _decode(raw)
-            deliveries = self.redis.lrange(f"{_key(job_id)}:deliveries", 0, -1)
+            deliveries = self.redis.lrange(deliveries_key(job_id), 0, -1)
             return _shape(data, [json.loads(d) for d in deliveries])
 
         return self._safe("get", run)

@@ -54,7 +54,7 @@ def test_key_holds_bank_version_and_settings() -> None:
     s = Settings()
     req = _req()
     key = cache_key("bank-1", 7, req, s)
-    assert key.startswith("tempr:recall:bank-1:v7:")
+    assert key.startswith("tempr:recall:bank-1:7:")
     assert key != cache_key("bank-1", 8, req, s)                # any bank write bumps the version
     assert key != cache_key("bank-2", 7, req, s)
     assert key != cache_key("bank-1", 7, req, s.model_copy(update={"reranker_model": "x"}))
@@ -90,7 +90,7 @@ def test_unreachable_redis_is_a_fast_miss_not_an_error(caplog: pytest.LogCapture
     jobs = JobStore(dead, 60, breaker)
     jobs.create("j", bank_id="b", deadline=0.0)
     assert jobs.get("j") is None
-    assert jobs.claim_idempotency("b", "key", "j") is None
+    assert jobs.claim_idempotency("b", "key", "j", "h") is None
     assert jobs.finish("j", result={}) is True  # unknown outcome: the caller should still notify
     assert jobs.get("j") is None
 
