@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksu
 export HF_HUB_OFFLINE := 1
 export XDG_RUNTIME_DIR ?= /tmp
 
-.PHONY: install demo test unit bench services-down clean
+.PHONY: install demo test lint unit bench services-down clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -21,8 +21,12 @@ demo: install
 	$(TEMPR) ingest --bank demo tempr/data/sample_bank.jsonl
 	$(TEMPR) demo --bank demo
 
-test: install
+test: install lint
 	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 unit: install
 	$(PY) -m pytest tests/unit -q

@@ -56,8 +56,16 @@ def make_cache(res: Any) -> embcache.EmbeddingCache:
     return embcache.EmbeddingCache(embcache.DEFAULT_DIR, lambda: res.embedder)
 
 
-def ensure_bank(n: int, res: Any, cache: embcache.EmbeddingCache, *, seed: int = synthetic.DEFAULT_SEED,
-                bank: str | None = None, start: int = 0, force: bool = False) -> BankBuild:
+def ensure_bank(
+    n: int,
+    res: Any,
+    cache: embcache.EmbeddingCache,
+    *,
+    seed: int = synthetic.DEFAULT_SEED,
+    bank: str | None = None,
+    start: int = 0,
+    force: bool = False,
+) -> BankBuild:
     """Bank of synthetic facts start..n-1; ingest whatever is missing. Returns what this call did."""
     from tempr.ingest.facts import parse_array
     from tempr.ingest.pipeline import IngestDeps, ingest_facts
@@ -77,7 +85,7 @@ def ensure_bank(n: int, res: Any, cache: embcache.EmbeddingCache, *, seed: int =
     log(f"ingesting {want:,} synthetic facts into {bank} ({have:,} already there)")
     with bar(want, f"ingest {bank}", "fact") as b:
         for lo in range(0, want, BATCH):
-            batch = parse_array(facts[lo:lo + BATCH])
+            batch = parse_array(facts[lo : lo + BATCH])
             t = time.perf_counter()
             report = ingest_facts(bank, batch, deps)
             ingest_s += time.perf_counter() - t

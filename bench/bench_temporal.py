@@ -29,8 +29,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "unit")]
 from temporal_corpus import A, Case, W, all_cases  # noqa: E402
 from temporal_corpus_heldout import HELDOUT  # noqa: E402
 
-from tempr.temporal import analyse, warm_up  # noqa: E402
-from tempr.temporal import _fallback  # noqa: E402
+from tempr.temporal import (  # noqa: E402
+    _fallback,
+    analyse,
+    warm_up,
+)
 from tempr.temporal._analyser import _ALL_CUES, tokens_of  # noqa: E402
 from tempr.temporal._text import prepare  # noqa: E402
 
@@ -47,10 +50,20 @@ def _expected(case: Case) -> tuple[list[tuple[str, str, str, str | None, str | N
 
 def passes(case: Case) -> bool:
     result = analyse(case.query, case.ref, hemisphere=case.hemisphere, languages=case.languages)
-    got = [(w.start.date().isoformat(), w.end.date().isoformat(), w.granularity, w.open_side,
-            w.anchor.date().isoformat() if w.anchor else None) for w in result.windows]
-    exact = all(w.start.time().isoformat() == "00:00:00" and w.end.time().isoformat() == "23:59:59.999999"
-                for w in result.windows)
+    got = [
+        (
+            w.start.date().isoformat(),
+            w.end.date().isoformat(),
+            w.granularity,
+            w.open_side,
+            w.anchor.date().isoformat() if w.anchor else None,
+        )
+        for w in result.windows
+    ]
+    exact = all(
+        w.start.time().isoformat() == "00:00:00" and w.end.time().isoformat() == "23:59:59.999999"
+        for w in result.windows
+    )
     return exact and (got, [(a.side, a.event) for a in result.anchors]) == _expected(case)
 
 
@@ -80,8 +93,10 @@ def time_queries(cases: list[Case], reps: int) -> tuple[dict[int, list[float]], 
 
 
 def _cold_start() -> tuple[float, float]:
-    code = ("import time; t = time.perf_counter(); import tempr.temporal as T; a = time.perf_counter() - t; "
-            "w = T.warm_up(); print(a * 1000, w * 1000)")
+    code = (
+        "import time; t = time.perf_counter(); import tempr.temporal as T; a = time.perf_counter() - t; "
+        "w = T.warm_up(); print(a * 1000, w * 1000)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     imp, warm = out.stdout.split()
     return float(imp), float(warm)
@@ -91,22 +106,38 @@ def machine() -> str:
     cpu = platform.processor()
     ram = 0.0
     try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
-        kib = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                   if line.startswith("MemTotal"))
+        cpu = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+        kib = next(
+            int(line.split()[1])
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        )
         ram = kib / 2**20
     except (OSError, StopIteration):
         pass
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"{cores} cores ({cpu}), {ram:.1f} GiB RAM, Python {platform.python_version()}, "
-            f"{platform.system()} {platform.release()}; measured {when}")
+    return (
+        f"{cores} cores ({cpu}), {ram:.1f} GiB RAM, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}; measured {when}"
+    )
 
 
 def _row(label: str, wall: list[float], cpu: list[float], queries: int) -> list[str]:
-    return [label, str(queries), f"{len(wall):,}", f"{percentile(cpu, 50):,.0f}", f"{percentile(cpu, 99):,.0f}",
-            f"{percentile(wall, 50):,.0f}", f"{percentile(wall, 99):,.0f}", f"{max(wall):,.0f}"]
+    return [
+        label,
+        str(queries),
+        f"{len(wall):,}",
+        f"{percentile(cpu, 50):,.0f}",
+        f"{percentile(cpu, 99):,.0f}",
+        f"{percentile(wall, 50):,.0f}",
+        f"{percentile(wall, 99):,.0f}",
+        f"{max(wall):,.0f}",
+    ]
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -152,10 +183,18 @@ def run(reps: int) -> str:
             groups[key].extend(wall[i])
             cpu_groups[key].extend(cpu[i])
             counts[key] += 1
-    order = ["temporal", "temporal, rules only", "temporal, via the dateparser fallback", "non-temporal",
-             "non-temporal, stopped by the prefilter", "non-temporal, rules ran"]
-    latency = _table(["queries", "n", "calls", "CPU p50 µs", "CPU p99 µs", "wall p50 µs", "wall p99 µs", "wall max µs"],
-                     [_row(k, groups[k], cpu_groups[k], counts[k]) for k in order if groups[k]])
+    order = [
+        "temporal",
+        "temporal, rules only",
+        "temporal, via the dateparser fallback",
+        "non-temporal",
+        "non-temporal, stopped by the prefilter",
+        "non-temporal, rules ran",
+    ]
+    latency = _table(
+        ["queries", "n", "calls", "CPU p50 µs", "CPU p99 µs", "wall p50 µs", "wall p99 µs", "wall max µs"],
+        [_row(k, groups[k], cpu_groups[k], counts[k]) for k in order if groups[k]],
+    )
 
     corpus, corpus_misses = _accuracy(cases)
     held, held_misses = _accuracy(HELDOUT)
@@ -163,20 +202,36 @@ def run(reps: int) -> str:
     acc_rows = []
     for k in cats:
         a, b = corpus.get(k, [0, 0]), held.get(k, [0, 0])
-        acc_rows.append([k, f"{a[0]}/{a[1]}", f"{100 * a[0] / a[1]:.0f}%" if a[1] else "–",
-                         f"{b[0]}/{b[1]}" if b[1] else "–", f"{100 * b[0] / b[1]:.0f}%" if b[1] else "–"])
+        acc_rows.append(
+            [
+                k,
+                f"{a[0]}/{a[1]}",
+                f"{100 * a[0] / a[1]:.0f}%" if a[1] else "–",
+                f"{b[0]}/{b[1]}" if b[1] else "–",
+                f"{100 * b[0] / b[1]:.0f}%" if b[1] else "–",
+            ]
+        )
     tot_a = [sum(v[0] for v in corpus.values()), sum(v[1] for v in corpus.values())]
     tot_b = [sum(v[0] for v in held.values()), sum(v[1] for v in held.values())]
-    acc_rows.append(["**all**", f"{tot_a[0]}/{tot_a[1]}", f"{100 * tot_a[0] / tot_a[1]:.1f}%",
-                     f"{tot_b[0]}/{tot_b[1]}", f"{100 * tot_b[0] / tot_b[1]:.1f}%"])
+    acc_rows.append(
+        [
+            "**all**",
+            f"{tot_a[0]}/{tot_a[1]}",
+            f"{100 * tot_a[0] / tot_a[1]:.1f}%",
+            f"{tot_b[0]}/{tot_b[1]}",
+            f"{100 * tot_b[0] / tot_b[1]:.1f}%",
+        ]
+    )
     accuracy = _table(["category", "corpus", "corpus %", "held-out", "held-out %"], acc_rows)
 
     p99_t, p99_n = percentile(groups["temporal"], 99), percentile(groups["non-temporal"], 99)
-    verdict = (f"Targets (wall clock): non-temporal p99 ≤ {TARGET_NON_TEMPORAL_P99_US:,} µs "
-               f"({'met' if p99_n <= TARGET_NON_TEMPORAL_P99_US else 'MISSED'}: {p99_n:,.0f} µs); temporal p99 ≤ "
-               f"{TARGET_TEMPORAL_P99_US:,} µs ({'met' if p99_t <= TARGET_TEMPORAL_P99_US else 'MISSED'}: "
-               f"{p99_t:,.0f} µs). Load average (1 min) {load_before:.2f} before and {load_after:.2f} after the "
-               f"timed loop on {os.cpu_count()} cores: wall times above the CPU times are other processes' share.")
+    verdict = (
+        f"Targets (wall clock): non-temporal p99 ≤ {TARGET_NON_TEMPORAL_P99_US:,} µs "
+        f"({'met' if p99_n <= TARGET_NON_TEMPORAL_P99_US else 'MISSED'}: {p99_n:,.0f} µs); temporal p99 ≤ "
+        f"{TARGET_TEMPORAL_P99_US:,} µs ({'met' if p99_t <= TARGET_TEMPORAL_P99_US else 'MISSED'}: "
+        f"{p99_t:,.0f} µs). Load average (1 min) {load_before:.2f} before and {load_after:.2f} after the "
+        f"timed loop on {os.cpu_count()} cores: wall times above the CPU times are other processes' share."
+    )
     misses = "".join(f"\n- held-out miss: `{c.query}` ({c.category})" for c in held_misses)
     misses += "".join(f"\n- corpus miss: `{c.query}` ({c.category})" for c in corpus_misses)
     return f"""## Temporal analyser (`tempr.temporal.analyse`)
@@ -207,7 +262,7 @@ run: 66/68, plus one expectation written with the wrong granularity and correcte
 """
 
 
-def _probe_ctx(case: Case):  # noqa: ANN202
+def _probe_ctx(case: Case):
     from tempr.temporal._analyser import normalise_languages
 
     class _C:
@@ -220,7 +275,8 @@ def write_section(body: str, path: Path = BENCHMARKS) -> None:
     start, end = f"<!-- bench:{NAME}:start -->", f"<!-- bench:{NAME}:end -->"
     block = f"{start}\n{body.strip()}\n{end}"
     try:  # the shared writer locks the file against other benchmarks finishing at once
-        from bench.report import replace_section, write_section as shared_write
+        from bench.report import replace_section
+        from bench.report import write_section as shared_write
 
         assert replace_section  # same marker format
         shared_write(NAME, body, path)
@@ -231,7 +287,7 @@ def write_section(body: str, path: Path = BENCHMARKS) -> None:
     i = document.find(start)
     j = document.find(end, i) if i >= 0 else -1
     if i >= 0 and j >= 0:
-        document = document[:i] + block + document[j + len(end):]
+        document = document[:i] + block + document[j + len(end) :]
     else:
         document = document.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(document, encoding="utf-8")

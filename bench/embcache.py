@@ -59,7 +59,7 @@ class EmbeddingCache:
         started = time.perf_counter()
         step = 512
         for lo in range(0, CHUNK, step):
-            out[lo:lo + step] = self.model.embed(texts[lo:lo + step])  # type: ignore[attr-defined]
+            out[lo : lo + step] = self.model.embed(texts[lo : lo + step])  # type: ignore[attr-defined]
             if bar:
                 bar.update(min(step, CHUNK - lo))
         self.embed_s += time.perf_counter() - started

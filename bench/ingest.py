@@ -79,7 +79,10 @@ def run(cfg: IngestConfig) -> IngestResult:
     result = IngestResult(cfg, machine=report.machine())
     nonce = uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory(prefix="tempr-bench-ingest-") as tmp:
-        for label, with_entities in (("entities extracted (spaCy + rules)", False), ("entities given in the file", True)):
+        for label, with_entities in (
+            ("entities extracted (spaCy + rules)", False),
+            ("entities given in the file", True),
+        ):
             path = Path(tmp) / f"facts-{int(with_entities)}.jsonl"
             write_jsonl(path, cfg.facts, cfg.seed, entities=with_entities)
             bank = f"bench-ingest-{nonce}-{int(with_entities)}"
@@ -92,8 +95,11 @@ def run(cfg: IngestConfig) -> IngestResult:
     log(f"write path: {cfg.facts:,} facts with cached embeddings")
     try:
         build = banks.ensure_bank(cfg.facts, res, banks.make_cache(res), seed=cfg.seed, bank=bank)
-        result.write_path = {"facts": build.inserted, "seconds": round(build.ingest_s, 1),
-                             "facts_per_s": round(build.facts_per_s, 1)}
+        result.write_path = {
+            "facts": build.inserted,
+            "seconds": round(build.ingest_s, 1),
+            "facts_per_s": round(build.facts_per_s, 1),
+        }
     finally:
         banks.delete_bank(res.engine, bank)
     from sqlalchemy import text
@@ -108,29 +114,46 @@ def render(result: IngestResult) -> str:
     n = result.cfg.facts
     rows = []
     for label, rep in result.cli.items():
-        rows.append([f"`tempr ingest`, {label}", f"{rep['inserted']:,}", report.fmt(rep["elapsed_s"], 1),
-                     report.fmt(rep["facts_per_s"], 0), report.fmt(rep["wall_s"], 1),
-                     report.fmt(rep["inserted"] / rep["wall_s"], 0)])
+        rows.append(
+            [
+                f"`tempr ingest`, {label}",
+                f"{rep['inserted']:,}",
+                report.fmt(rep["elapsed_s"], 1),
+                report.fmt(rep["facts_per_s"], 0),
+                report.fmt(rep["wall_s"], 1),
+                report.fmt(rep["inserted"] / rep["wall_s"], 0),
+            ]
+        )
     w = result.write_path
     if w:
-        rows.append(["write path only (`ingest_facts`, cached embeddings, entities given)", f"{w['facts']:,}",
-                     report.fmt(w["seconds"], 1), report.fmt(w["facts_per_s"], 0), "–", "–"])
-    return "\n".join([
-        "## Ingest throughput",
-        "",
-        f"A {n:,}-fact JSONL file (synthetic facts, `bench/synthetic.py`) ingested with `tempr ingest --bank B FILE "
-        "--json` into a fresh bank, deleted afterwards. *ingest s* and *facts/s* are the command's own report "
-        "(validation done, then embed, entities, links, BM25 statistics and the transaction); *process s* adds "
-        "interpreter start-up and model loading.",
-        "",
-        report.machine_line(result.machine),
-        "",
-        report.table(["what", "facts", "ingest s", "facts/s", "process s", "facts/s incl. start-up"], rows),
-        "",
-        f"Other banks in the database during this run: {result.table_rows:,} facts. Semantic links are an HNSW k-NN "
-        "query per new fact over the one index all banks share, so ingest slows as the database grows; the "
-        "latency section times the write path again while building the 10k and 100k banks.",
-    ])
+        rows.append(
+            [
+                "write path only (`ingest_facts`, cached embeddings, entities given)",
+                f"{w['facts']:,}",
+                report.fmt(w["seconds"], 1),
+                report.fmt(w["facts_per_s"], 0),
+                "–",
+                "–",
+            ]
+        )
+    return "\n".join(
+        [
+            "## Ingest throughput",
+            "",
+            f"A {n:,}-fact JSONL file (synthetic facts, `bench/synthetic.py`) ingested with `tempr ingest --bank B FILE "
+            "--json` into a fresh bank, deleted afterwards. *ingest s* and *facts/s* are the command's own report "
+            "(validation done, then embed, entities, links, BM25 statistics and the transaction); *process s* adds "
+            "interpreter start-up and model loading.",
+            "",
+            report.machine_line(result.machine),
+            "",
+            report.table(["what", "facts", "ingest s", "facts/s", "process s", "facts/s incl. start-up"], rows),
+            "",
+            f"Other banks in the database during this run: {result.table_rows:,} facts. Semantic links are an HNSW k-NN "
+            "query per new fact over the one index all banks share, so ingest slows as the database grows; the "
+            "latency section times the write path again while building the 10k and 100k banks.",
+        ]
+    )
 
 
 def main(cfg: IngestConfig) -> IngestResult:

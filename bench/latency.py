@@ -107,6 +107,7 @@ class LatencyResult:
 
 # --- clients ------------------------------------------------------------------------------------------
 
+
 def through_workers(bank: str, request: Any, timeout: float = 120.0) -> Sample:
     from tempr.client import recall_async
 
@@ -131,8 +132,9 @@ def in_process(ctx: Any) -> Callable[[str, Any], Sample]:
     return call
 
 
-def closed_loop(call: Callable[[str, Any], Sample], jobs: Sequence[tuple[str, Any]], concurrency: int,
-                progress: Any = None) -> tuple[list[Sample], float]:
+def closed_loop(
+    call: Callable[[str, Any], Sample], jobs: Sequence[tuple[str, Any]], concurrency: int, progress: Any = None
+) -> tuple[list[Sample], float]:
     """Run jobs with `concurrency` clients, each sending its next request when its last one answered."""
     lock = threading.Lock()
     pending = list(reversed(jobs))
@@ -171,11 +173,13 @@ class Requests:
         with self.lock:
             j = self.counter
             self.counter += 1
-        return RecallRequest(query=synthetic.query(j, size, self.seed), budget=budget,
-                             query_timestamp=REFERENCE + timedelta(seconds=j))
+        return RecallRequest(
+            query=synthetic.query(j, size, self.seed), budget=budget, query_timestamp=REFERENCE + timedelta(seconds=j)
+        )
 
 
 # --- the run ------------------------------------------------------------------------------------------
+
 
 def prepare_banks(sizes: Sequence[int], seed: int) -> dict[int, banks.BankBuild]:
     from workers.resources import get_resources
@@ -198,8 +202,9 @@ def warm_up(bank: str, size: int, reqs: Requests, fleet_children: int) -> None:
             return
 
 
-def run(cfg: LatencyConfig, fleet: stack.BenchWorkers | None = None,
-        built: dict[int, banks.BankBuild] | None = None) -> LatencyResult:
+def run(
+    cfg: LatencyConfig, fleet: stack.BenchWorkers | None = None, built: dict[int, banks.BankBuild] | None = None
+) -> LatencyResult:
     """``built``: what an earlier step of the same run did to build the banks (reported here)."""
     from workers.resources import recall_context
 
@@ -242,8 +247,7 @@ def run(cfg: LatencyConfig, fleet: stack.BenchWorkers | None = None,
     finally:
         if own:
             fleet.stop()
-    return LatencyResult(cfg, runs, hits, overhead, builds, described, report.machine(),
-                         time.perf_counter() - started)
+    return LatencyResult(cfg, runs, hits, overhead, builds, described, report.machine(), time.perf_counter() - started)
 
 
 def _share(total: int, rounds: int, r: int) -> int:
@@ -289,6 +293,7 @@ def _overhead(bank: str, size: int, cfg: LatencyConfig, reqs: Requests, ctx: Any
 
 # --- reporting ------------------------------------------------------------------------------------------
 
+
 def _fmt_ms(value: float) -> str:
     return report.fmt(value, 0) if value >= 10 else report.fmt(value, 1)
 
@@ -326,34 +331,69 @@ def render(result: LatencyResult) -> str:
     errors = sum(1 for r in result.runs.values() for s in r.samples if s.error)
     degraded = sum(1 for r in result.runs.values() for s in r.samples if s.degraded)
     rows = []
-    for (size, budget, conc), run in sorted(result.runs.items(), key=lambda kv: (kv[0][0], BUDGETS.index(kv[0][1]), kv[0][2])):
+    for (size, budget, conc), run in sorted(
+        result.runs.items(), key=lambda kv: (kv[0][0], BUDGETS.index(kv[0][1]), kv[0][2])
+    ):
         ok = [s.wall_ms for s in run.samples if not s.error]
-        rows.append([f"{size:,}", budget, conc, len(ok), _fmt_ms(percentile(ok, 50)), _fmt_ms(percentile(ok, 95)),
-                     _fmt_ms(percentile(ok, 99)), report.fmt(len(run.samples) / run.busy_s if run.busy_s else float("nan"), 1)])
-    lines += ["### Recall latency by bank size, budget and concurrent clients", "",
-              report.table(["facts", "budget", "clients", "n", "p50", "p95", "p99", "recalls/s"], rows), ""]
-    lines += [f"Failed recalls: {errors}; degraded answers: {degraded}. recalls/s = requests ÷ wall time of that "
-              "configuration's batches.", ""]
+        rows.append(
+            [
+                f"{size:,}",
+                budget,
+                conc,
+                len(ok),
+                _fmt_ms(percentile(ok, 50)),
+                _fmt_ms(percentile(ok, 95)),
+                _fmt_ms(percentile(ok, 99)),
+                report.fmt(len(run.samples) / run.busy_s if run.busy_s else float("nan"), 1),
+            ]
+        )
+    lines += [
+        "### Recall latency by bank size, budget and concurrent clients",
+        "",
+        report.table(["facts", "budget", "clients", "n", "p50", "p95", "p99", "recalls/s"], rows),
+        "",
+    ]
+    lines += [
+        f"Failed recalls: {errors}; degraded answers: {degraded}. recalls/s = requests ÷ wall time of that "
+        "configuration's batches.",
+        "",
+    ]
     lines += ["### Throughput at saturation", ""]
     rows = []
     for size in cfg.sizes:
         for budget in cfg.budgets:
-            best = max(((len(r.samples) / r.busy_s, c) for (n, b, c), r in result.runs.items()
-                        if n == size and b == budget and r.busy_s), default=(float("nan"), 0))
+            best = max(
+                (
+                    (len(r.samples) / r.busy_s, c)
+                    for (n, b, c), r in result.runs.items()
+                    if n == size and b == budget and r.busy_s
+                ),
+                default=(float("nan"), 0),
+            )
             rows.append([f"{size:,}", budget, report.fmt(best[0], 1), best[1]])
     lines += [report.table(["facts", "budget", "recalls/s (best)", "at clients"], rows), ""]
     lines += ["### Cache hits", ""]
     rows = []
     for size, samples in result.hits.items():
         walls = [s.wall_ms for s in samples if s.cache == "hit"]
-        rows.append([f"{size:,}", f"{len(walls)} of {len(samples)} repeats", _fmt_ms(percentile(walls, 50)),
-                     _fmt_ms(percentile(walls, 95))])
-    lines += [report.table(["facts", "hits", "p50", "p95"], rows), "",
-              "Requests (budget mid, 1 client) asked once to fill the cache, then asked again (up to three passes) "
-              "until enough came back as hits; percentiles are over the hits only. A hit is answered by the start "
-              "task from Redis, with no analysis and no chord. A repeat that misses (counted in *hits*) was answered "
-              "in full again: e.g. a worker started with other code or settings computes other cache keys, and a "
-              "slow Redis call makes the cache skip itself for a while.", ""]
+        rows.append(
+            [
+                f"{size:,}",
+                f"{len(walls)} of {len(samples)} repeats",
+                _fmt_ms(percentile(walls, 50)),
+                _fmt_ms(percentile(walls, 95)),
+            ]
+        )
+    lines += [
+        report.table(["facts", "hits", "p50", "p95"], rows),
+        "",
+        "Requests (budget mid, 1 client) asked once to fill the cache, then asked again (up to three passes) "
+        "until enough came back as hits; percentiles are over the hits only. A hit is answered by the start "
+        "task from Redis, with no analysis and no chord. A repeat that misses (counted in *hits*) was answered "
+        "in full again: e.g. a worker started with other code or settings computes other cache keys, and a "
+        "slow Redis call makes the cache skip itself for a while.",
+        "",
+    ]
     lines += _overhead_lines(result)
     lines += _stage_lines(result)
     lines += _ingest_lines(result)
@@ -369,23 +409,36 @@ def _overhead_lines(result: LatencyResult) -> list[str]:
     local, remote = o["in-process"], o["workers"]
     ratio = median(remote) / median(local) if median(local) else float("nan")
     rows = [
-        ["in-process (`tempr.recall.pipeline.recall`, strategies on threads)", len(local),
-         _fmt_ms(median(local)), _fmt_ms(percentile(local, 95))],
-        ["through the workers (chord), client wall", len(remote), _fmt_ms(median(remote)), _fmt_ms(percentile(remote, 95))],
+        [
+            "in-process (`tempr.recall.pipeline.recall`, strategies on threads)",
+            len(local),
+            _fmt_ms(median(local)),
+            _fmt_ms(percentile(local, 95)),
+        ],
+        [
+            "through the workers (chord), client wall",
+            len(remote),
+            _fmt_ms(median(remote)),
+            _fmt_ms(percentile(remote, 95)),
+        ],
     ]
     return [
-        f"### Chord overhead ({size:,} facts, budget mid, 1 client)", "",
-        report.table(["path", "n", "p50", "p95"], rows), "",
+        f"### Chord overhead ({size:,} facts, budget mid, 1 client)",
+        "",
+        report.table(["path", "n", "p50", "p95"], rows),
+        "",
         f"Same requests, alternating in-process and through the workers one by one in one run: the chord adds "
         f"{_fmt_ms(median(remote) - median(local))} ms at the median (×{ratio:.2f}): queue hops, JSON payloads, "
-        "result-backend round trips, and the analysis and strategies running in separate processes.", "",
+        "result-backend round trips, and the analysis and strategies running in separate processes.",
+        "",
     ]
 
 
 def _stage_lines(result: LatencyResult) -> list[str]:
     cols = [(n, b) for n in result.cfg.sizes for b in result.cfg.budgets]
-    samples = {(n, b): [s for s in result.runs[(n, b, 1)].samples if not s.error] for n, b in cols
-               if (n, b, 1) in result.runs}
+    samples = {
+        (n, b): [s for s in result.runs[(n, b, 1)].samples if not s.error] for n, b in cols if (n, b, 1) in result.runs
+    }
     if not samples:
         return []
     rows = []
@@ -395,25 +448,44 @@ def _stage_lines(result: LatencyResult) -> list[str]:
             continue
         rows.append([label, *[_fmt_ms(v) for v in values]])
     return [
-        "### Per-stage breakdown (1 client, median ms)", "",
-        report.table(["stage", *[f"{n // 1000}k {b}" for n, b in cols]], rows), "",
+        "### Per-stage breakdown (1 client, median ms)",
+        "",
+        report.table(["stage", *[f"{n // 1000}k {b}" for n, b in cols]], rows),
+        "",
         "From each response's `timings_ms` (written by the chord's tasks). The four strategies run in parallel on "
         "the retrieve pool, so their sum exceeds their wall time. Queue waits are the time a task spent between "
-        "being sent and starting.", "",
+        "being sent and starting.",
+        "",
     ]
 
 
 def _ingest_lines(result: LatencyResult) -> list[str]:
     built = [b for b in result.builds.values() if b.inserted]
     if not built:
-        return ["The synthetic banks were already complete (built by an earlier run against the same database): "
-                "their ingest was not timed in this run; see the ingest section for ingest rates.", ""]
-    rows = [[f"{b.n:,}", f"{b.inserted:,}", report.fmt(b.ingest_s, 0), report.fmt(b.facts_per_s, 0),
-             report.fmt(b.embedded / b.embed_s, 0) if b.embed_s else "cached"] for b in built]
-    return ["### Building the banks (this run)", "",
-            report.table(["facts", "inserted", "ingest s", "facts/s (write path)", "embeddings/s (first time)"], rows),
-            "", "In-process `ingest_facts` in batches of 2,000 with precomputed embeddings and given entities; "
-            "the embedding column is the model's rate when the cache was cold.", ""]
+        return [
+            "The synthetic banks were already complete (built by an earlier run against the same database): "
+            "their ingest was not timed in this run; see the ingest section for ingest rates.",
+            "",
+        ]
+    rows = [
+        [
+            f"{b.n:,}",
+            f"{b.inserted:,}",
+            report.fmt(b.ingest_s, 0),
+            report.fmt(b.facts_per_s, 0),
+            report.fmt(b.embedded / b.embed_s, 0) if b.embed_s else "cached",
+        ]
+        for b in built
+    ]
+    return [
+        "### Building the banks (this run)",
+        "",
+        report.table(["facts", "inserted", "ingest s", "facts/s (write path)", "embeddings/s (first time)"], rows),
+        "",
+        "In-process `ingest_facts` in batches of 2,000 with precomputed embeddings and given entities; "
+        "the embedding column is the model's rate when the cache was cold.",
+        "",
+    ]
 
 
 def plot(result: LatencyResult, path: Any) -> None:
@@ -458,18 +530,25 @@ def render_chord(result: LatencyResult) -> str:
         "",
     ]
     if hits:
-        lines += [f"Cache hit (same request again, budget mid): p50 {_fmt_ms(percentile(hits, 50))} ms, "
-                  f"p95 {_fmt_ms(percentile(hits, 95))} ms ({len(hits)} requests).", ""]
+        lines += [
+            f"Cache hit (same request again, budget mid): p50 {_fmt_ms(percentile(hits, 50))} ms, "
+            f"p95 {_fmt_ms(percentile(hits, 95))} ms ({len(hits)} requests).",
+            "",
+        ]
     if o.get("workers") and o.get("in-process"):
         local, remote = median(o["in-process"]), median(o["workers"])
-        lines += [f"Chord overhead, same requests alternating in-process and through the workers in one run "
-                  f"(budget mid, 1 client, {len(o['workers'])} pairs): in-process p50 {_fmt_ms(local)} ms, through "
-                  f"the workers p50 {_fmt_ms(remote)} ms: +{_fmt_ms(remote - local)} ms (×{remote / local:.2f}).", ""]
+        lines += [
+            f"Chord overhead, same requests alternating in-process and through the workers in one run "
+            f"(budget mid, 1 client, {len(o['workers'])} pairs): in-process p50 {_fmt_ms(local)} ms, through "
+            f"the workers p50 {_fmt_ms(remote)} ms: +{_fmt_ms(remote - local)} ms (×{remote / local:.2f}).",
+            "",
+        ]
     return "\n".join(lines)
 
 
-def main(cfg: LatencyConfig, fleet: stack.BenchWorkers | None = None,
-         built: dict[int, banks.BankBuild] | None = None) -> LatencyResult:
+def main(
+    cfg: LatencyConfig, fleet: stack.BenchWorkers | None = None, built: dict[int, banks.BankBuild] | None = None
+) -> LatencyResult:
     result = run(cfg, fleet, built)
     chord_text, text = render_chord(result), render(result)
     print(chord_text)

@@ -102,8 +102,7 @@ def convert(name: str, data: dict[str, Any]) -> Conversation:
                     "occurred_end": when,
                     "mentioned_at": when,
                     "entities": [speaker],
-                    "metadata": {"dia_id": ",".join(ids), "speaker": speaker, "session": str(n),
-                                 "conversation": name},
+                    "metadata": {"dia_id": ",".join(ids), "speaker": speaker, "session": str(n), "conversation": name},
                     "document_id": f"session_{n}",
                 }
                 source = [turns[i] for i in ids if i in turns]

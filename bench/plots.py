@@ -8,7 +8,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 STYLE = {"figure.dpi": 110, "font.size": 10, "axes.grid": True, "grid.alpha": 0.3}
 
@@ -26,8 +26,10 @@ def recall_bars(series: dict[str, list[float]], ks: Sequence[int], path: Path, t
     right = {n: v for n, v in series.items() if "−" in n or n.startswith("full pipeline") or n.startswith("DRAGON")}
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
-        for ax, group, sub in ((axes[0], left, "full pipeline vs single strategies"),
-                               (axes[1], right, "ablation: full pipeline minus one strategy")):
+        for ax, group, sub in (
+            (axes[0], left, "full pipeline vs single strategies"),
+            (axes[1], right, "ablation: full pipeline minus one strategy"),
+        ):
             for name, values in group.items():
                 style = {"linewidth": 2.6, "marker": "o"} if name.startswith("full pipeline") else {"marker": "."}
                 if name.startswith("DRAGON"):
@@ -72,7 +74,7 @@ def latency_vs_size(panels: dict[str, dict[str, dict[int, tuple[float, float]]]]
             for name, by_size in series.items():
                 sizes = sorted(by_size)
                 sizes_all.update(sizes)
-                c = colours.get(name, None)
+                c = colours.get(name)
                 ax.plot(sizes, [by_size[s][0] for s in sizes], "-o", color=c, label=f"{name} p50")
                 ax.plot(sizes, [by_size[s][1] for s in sizes], "--^", color=c, label=f"{name} p95")
             _plain_log_axes(ax, sorted(sizes_all))
@@ -84,15 +86,22 @@ def latency_vs_size(panels: dict[str, dict[str, dict[int, tuple[float, float]]]]
         _save(fig, path)
 
 
-def scale_figure(stages: dict[str, dict[int, float]], stage_ext: dict[str, dict[int, float]],
-                 storage: dict[str, dict[int, float]], storage_ext: dict[str, dict[int, float]], path: Path,
-                 title: str) -> None:
+def scale_figure(
+    stages: dict[str, dict[int, float]],
+    stage_ext: dict[str, dict[int, float]],
+    storage: dict[str, dict[int, float]],
+    storage_ext: dict[str, dict[int, float]],
+    path: Path,
+    title: str,
+) -> None:
     """Left: median stage latency vs bank size; right: storage (MiB) vs bank size. Dotted = extrapolated."""
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, 2, figsize=(13, 5))
         colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        for ax, data, ext, ylabel in ((axes[0], stages, stage_ext, "median ms (budget mid, 1 client)"),
-                                      (axes[1], storage, storage_ext, "MiB (heap + indexes)")):
+        for ax, data, ext, ylabel in (
+            (axes[0], stages, stage_ext, "median ms (budget mid, 1 client)"),
+            (axes[1], storage, storage_ext, "MiB (heap + indexes)"),
+        ):
             for i, (name, by_size) in enumerate(data.items()):
                 c = colours[i % len(colours)]
                 sizes = sorted(by_size)
@@ -101,8 +110,13 @@ def scale_figure(stages: dict[str, dict[int, float]], stage_ext: dict[str, dict[
                     xs = [sizes[-1], *sorted(ext[name])]
                     ys = [by_size[sizes[-1]], *[ext[name][s] for s in sorted(ext[name])]]
                     ax.plot(xs, [max(y, 1e-2) for y in ys], ":", color=c)
-                    ax.scatter(sorted(ext[name]), [max(ext[name][s], 1e-2) for s in sorted(ext[name])],
-                               marker="o", facecolors="none", edgecolors=c)
+                    ax.scatter(
+                        sorted(ext[name]),
+                        [max(ext[name][s], 1e-2) for s in sorted(ext[name])],
+                        marker="o",
+                        facecolors="none",
+                        edgecolors=c,
+                    )
             _plain_log_axes(ax, sorted({n for v in data.values() for n in v} | {n for v in ext.values() for n in v}))
             ax.set_xlabel("facts in the bank (hollow points at 1M: extrapolated)")
             ax.set_ylabel(ylabel)

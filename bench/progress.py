@@ -11,8 +11,7 @@ Bar = tqdm
 
 
 def bar(total: int, desc: str, unit: str = "it") -> tqdm:
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, mininterval=1.0,
-                leave=False)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, mininterval=1.0, leave=False)
 
 
 _T0 = time.monotonic()

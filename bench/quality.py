@@ -105,6 +105,7 @@ class QualityResult:
 
 # --- running ------------------------------------------------------------------------------------------
 
+
 def ingest(conversations: list[locomo.Conversation], res: Any) -> dict[str, Any]:
     """Ingest each conversation's observations into its bank (idempotent: a complete bank is kept)."""
     from tempr.ingest.facts import parse_array
@@ -159,7 +160,7 @@ def ask_in_process(conv: locomo.Conversation, q: locomo.Question, ctx: Any, rota
     asked.windows = len(plan.windows)
     temporal = next(r for r in results if r.strategy.value == "temporal")
     asked.temporal_hits = len(temporal.hits)
-    order = VARIANTS[rotation % len(VARIANTS):] + VARIANTS[: rotation % len(VARIANTS)]
+    order = VARIANTS[rotation % len(VARIANTS) :] + VARIANTS[: rotation % len(VARIANTS)]
     for name, keep in order:
         subset = [r for r in results if r.strategy.value in keep]
         vctx = ctx
@@ -181,7 +182,9 @@ def ask_in_process(conv: locomo.Conversation, q: locomo.Question, ctx: Any, rota
     return asked
 
 
-def ask_workers(conv: locomo.Conversation, q: locomo.Question, timeout: float = 120.0) -> tuple[list[list[str]], bool, float]:
+def ask_workers(
+    conv: locomo.Conversation, q: locomo.Question, timeout: float = 120.0
+) -> tuple[list[list[str]], bool, float]:
     from tempr.client import recall_async
     from tempr.recall.models import RecallResponse
 
@@ -190,7 +193,8 @@ def ask_workers(conv: locomo.Conversation, q: locomo.Question, timeout: float = 
     big = False
     if _short(response, len(conv.facts)):
         longer = RecallResponse.model_validate(
-            recall_async(conv.bank_id, _request(conv, q, BIG_TOKENS)).get(timeout=timeout))
+            recall_async(conv.bank_id, _request(conv, q, BIG_TOKENS)).get(timeout=timeout)
+        )
         if len(longer.results) > len(response.results):
             big, response = True, longer
     return _ranking(response), big, (time.perf_counter() - t) * 1000
@@ -223,8 +227,12 @@ def run(cfg: QualityConfig, fleet: Any = None) -> QualityResult:
     return result
 
 
-def _through_workers(cfg: QualityConfig, pairs: list[tuple[locomo.Conversation, locomo.Question]],
-                     result: QualityResult, fleet: Any = None) -> None:
+def _through_workers(
+    cfg: QualityConfig,
+    pairs: list[tuple[locomo.Conversation, locomo.Question]],
+    result: QualityResult,
+    fleet: Any = None,
+) -> None:
     from contextlib import nullcontext
 
     from bench import stack
@@ -253,12 +261,19 @@ def _through_workers(cfg: QualityConfig, pairs: list[tuple[locomo.Conversation, 
             list(pool.map(one, pairs))
     both = [a for a in result.asked if WORKERS in a.rankings]
     same = [a.rankings[WORKERS][:50] == a.rankings["full pipeline"][:50] for a in both]
-    same_recall = [all(recall_at_k(a.rankings[WORKERS], a.question.evidence, k)
-                       == recall_at_k(a.rankings["full pipeline"], a.question.evidence, k) for k in KS) for a in both]
+    same_recall = [
+        all(
+            recall_at_k(a.rankings[WORKERS], a.question.evidence, k)
+            == recall_at_k(a.rankings["full pipeline"], a.question.evidence, k)
+            for k in KS
+        )
+        for a in both
+    ]
     result.agreement = {"questions": len(both), "identical_top50": sum(same), "same_recall": sum(same_recall)}
 
 
 # --- reporting ------------------------------------------------------------------------------------------
+
 
 def _pct(value: float) -> str:
     return report.fmt(value, 1)
@@ -310,38 +325,69 @@ def render(result: QualityResult) -> str:
     ]
     if result.agreement:
         ag = result.agreement
-        lines += [f"Workers vs in-process, full pipeline: identical top-50 ranking (by dia_id) for "
-                  f"{ag['identical_top50']} of {ag['questions']} questions, the same recall@5/10/25/50 for "
-                  f"{ag.get('same_recall', '–')}. Fleet: {'; '.join(result.fleet)}.", ""]
+        lines += [
+            f"Workers vs in-process, full pipeline: identical top-50 ranking (by dia_id) for "
+            f"{ag['identical_top50']} of {ag['questions']} questions, the same recall@5/10/25/50 for "
+            f"{ag.get('same_recall', '–')}. Fleet: {'; '.join(result.fleet)}.",
+            "",
+        ]
     if result.workers_note:
         lines += [f"Note: {result.workers_note}", ""]
     main = WORKERS if WORKERS in result.variants() else "full pipeline"
     lines += [f"### Per category ({main})", ""]
     rows = []
     for cat in sorted(by_cat):
-        where = (lambda a, c=cat: a.question.category == c)  # noqa: E731
+        where = lambda a, c=cat: a.question.category == c  # noqa: E731
         fired = sum(1 for a in asked if a.question.category == cat and a.temporal_hits > 0)
         windows = sum(1 for a in asked if a.question.category == cat and a.windows > 0)
-        rows.append([f"{cat} {locomo.CATEGORIES[cat]}", by_cat[cat],
-                     *[_pct(result.recall(main, k, where)[0]) for k in KS], windows, fired])
-    rows.append(["all", n, *[_pct(result.recall(main, k)[0]) for k in KS],
-                 sum(1 for a in asked if a.windows > 0), sum(1 for a in asked if a.temporal_hits > 0)])
-    lines += [report.table(["category", "questions", *[f"R@{k}" for k in KS], "time window parsed",
-                            "temporal fired"], rows), ""]
-    lines += ["*time window parsed*: the query analyser found a time reference; *temporal fired*: the temporal "
-              "strategy returned at least one memory.", ""]
+        rows.append(
+            [
+                f"{cat} {locomo.CATEGORIES[cat]}",
+                by_cat[cat],
+                *[_pct(result.recall(main, k, where)[0]) for k in KS],
+                windows,
+                fired,
+            ]
+        )
+    rows.append(
+        [
+            "all",
+            n,
+            *[_pct(result.recall(main, k)[0]) for k in KS],
+            sum(1 for a in asked if a.windows > 0),
+            sum(1 for a in asked if a.temporal_hits > 0),
+        ]
+    )
+    lines += [
+        report.table(["category", "questions", *[f"R@{k}" for k in KS], "time window parsed", "temporal fired"], rows),
+        "",
+    ]
+    lines += [
+        "*time window parsed*: the query analyser found a time reference; *temporal fired*: the temporal "
+        "strategy returned at least one memory.",
+        "",
+    ]
     fired = lambda a: a.temporal_hits > 0  # noqa: E731
     n_fired = sum(1 for a in asked if fired(a))
     if n_fired:
-        rows = [[v, *[_pct(result.recall(v, k, fired)[0]) for k in KS]]
-                for v in (main, "full pipeline", "full − temporal", "temporal only") if v in result.variants()]
+        rows = [
+            [v, *[_pct(result.recall(v, k, fired)[0]) for k in KS]]
+            for v in (main, "full pipeline", "full − temporal", "temporal only")
+            if v in result.variants()
+        ]
         rows = list({r[0]: r for r in rows}.values())
-        lines += [f"On the {n_fired} question{'s' if n_fired != 1 else ''} where the temporal strategy fired:", "",
-                  report.table(["variant", *[f"R@{k}" for k in KS]], rows), ""]
+        lines += [
+            f"On the {n_fired} question{'s' if n_fired != 1 else ''} where the temporal strategy fired:",
+            "",
+            report.table(["variant", *[f"R@{k}" for k in KS]], rows),
+            "",
+        ]
     lines += ["### Recall@10 per category, every variant", ""]
     rows = []
     for variant in result.variants():
-        cells = [_pct(result.recall(variant, 10, lambda a, c=cat: a.question.category == c)[0]) for cat in sorted(by_cat)]
+        cells = [
+            _pct(result.recall(variant, 10, lambda a, c=cat: a.question.category == c)[0]) for cat in sorted(by_cat)
+        ]
         rows.append([variant, *cells, _pct(result.recall(variant, 10)[0])])
     lines += [report.table(["variant", *[f"{c} {locomo.CATEGORIES[c]}" for c in sorted(by_cat)], "all"], rows), ""]
     tuning = [c for c in result.conversations if c.name in locomo.TUNING_CONVERSATIONS]
@@ -352,14 +398,23 @@ def render(result: QualityResult) -> str:
         for variant in [v for v in (main, NO_RECENCY) if v in result.variants()]:
             for label, group in (("tuning", tuning), ("held out", held)):
                 names = {c.name for c in group}
-                where = (lambda a, s=names: a.question.conversation in s)  # noqa: E731
+                where = lambda a, s=names: a.question.conversation in s  # noqa: E731
                 count = result.recall(variant, 5, where)[1]
-                rows.append([variant, f"{label}: {', '.join(sorted(names))}", count,
-                             *[_pct(result.recall(variant, k, where)[0]) for k in KS]])
+                rows.append(
+                    [
+                        variant,
+                        f"{label}: {', '.join(sorted(names))}",
+                        count,
+                        *[_pct(result.recall(variant, k, where)[0]) for k in KS],
+                    ]
+                )
         lines += [report.table(["variant", "conversations", "questions", *[f"R@{k}" for k in KS]], rows), ""]
-        lines += ["The one setting chosen on LoCoMo (`TEMPR_RECALL_FALLBACK_RECENCY=false`, against graph seed count, hop "
-                  "decay, BM25 k1/b and a semantic similarity floor, none of which moved recall@5 by more than about one "
-                  "point) was chosen on the *tuning* conversations only; quote the *held out* rows.", ""]
+        lines += [
+            "The one setting chosen on LoCoMo (`TEMPR_RECALL_FALLBACK_RECENCY=false`, against graph seed count, hop "
+            "decay, BM25 k1/b and a semantic similarity floor, none of which moved recall@5 by more than about one "
+            "point) was chosen on the *tuning* conversations only; quote the *held out* rows.",
+            "",
+        ]
     big = Counter(v for a in asked for v in a.big)
     lines += _timing_lines(result, big)
     return "\n".join(lines)
@@ -371,8 +426,11 @@ def _timing_lines(result: QualityResult, big: Counter) -> list[str]:
     for a in asked:
         for k, v in a.ms.items():
             ms[k].append(v)
-    parts = [f"analyse {median(ms['analyse']):.0f} ms", f"strategies {median(ms['strategies']):.0f} ms",
-             f"complete (full) {median(ms['complete:full pipeline']):.0f} ms"]
+    parts = [
+        f"analyse {median(ms['analyse']):.0f} ms",
+        f"strategies {median(ms['strategies']):.0f} ms",
+        f"complete (full) {median(ms['complete:full pipeline']):.0f} ms",
+    ]
     if ms.get("workers"):
         parts.append(f"through the workers {median(ms['workers']):.0f} ms")
     counts = [len(r) for a in asked for r in [a.rankings.get("full pipeline", [])]]

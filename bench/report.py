@@ -59,7 +59,7 @@ def replace_section(document: str, name: str, body: str) -> str:
     i = document.find(start)
     j = document.find(end, i + len(start)) if i >= 0 else -1
     if i >= 0 and j >= 0:
-        return document[:i] + block + document[j + len(end):]
+        return document[:i] + block + document[j + len(end) :]
     sep = "" if not document or document.endswith("\n\n") else ("\n" if document.endswith("\n") else "\n\n")
     return f"{document}{sep}{block}\n"
 
@@ -68,11 +68,11 @@ def read_section(document: str, name: str) -> str | None:
     start, end = markers(name)
     i = document.find(start)
     j = document.find(end, i + len(start)) if i >= 0 else -1
-    return document[i + len(start):j].strip() if i >= 0 and j >= 0 else None
+    return document[i + len(start) : j].strip() if i >= 0 and j >= 0 else None
 
 
 @contextmanager
-def _locked(path: Path):  # noqa: ANN202
+def _locked(path: Path):
     lock = path.with_name(f".{path.name}.lock")
     with open(lock, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -107,6 +107,7 @@ def ensure_sections(names: Sequence[str], path: Path = DEFAULT_PATH) -> None:
 
 # --- formatting ---------------------------------------------------------------------------------
 
+
 def fmt(value: Any, digits: int = 1) -> str:
     if value is None:
         return "–"
@@ -130,6 +131,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str | No
 
 # --- the machine ----------------------------------------------------------------------------------
 
+
 def machine() -> dict[str, Any]:
     import psutil
 
@@ -143,8 +145,11 @@ def machine() -> dict[str, Any]:
         pass
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {
-        "cores": cores, "ram_gib": round(psutil.virtual_memory().total / 2**30, 1), "cpu": model,
-        "python": platform.python_version(), "os": f"{platform.system()} {platform.release()}",
+        "cores": cores,
+        "ram_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "cpu": model,
+        "python": platform.python_version(),
+        "os": f"{platform.system()} {platform.release()}",
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "load": round(os.getloadavg()[0], 1) if hasattr(os, "getloadavg") else None,
     }
@@ -152,7 +157,9 @@ def machine() -> dict[str, Any]:
 
 def machine_line(info: dict[str, Any] | None = None) -> str:
     m = info or machine()
-    return (f"Machine: {m['cores']} cores ({m['cpu']}), {m['ram_gib']} GiB RAM, Python {m['python']}, "
-            f"{m['os']}; measured {m['when']}"
-            + (f" (1-min load average {m['load']} at the end)" if m.get("load") is not None else "")
-            + "; CPU only (no GPU).")
+    return (
+        f"Machine: {m['cores']} cores ({m['cpu']}), {m['ram_gib']} GiB RAM, Python {m['python']}, "
+        f"{m['os']}; measured {m['when']}"
+        + (f" (1-min load average {m['load']} at the end)" if m.get("load") is not None else "")
+        + "; CPU only (no GPU)."
+    )

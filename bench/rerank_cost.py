@@ -53,5 +53,10 @@ def measure(pairs: int = 300, repeats: int = 3, batch_size: int = 32) -> dict[st
             started = time.perf_counter()
             reranker.score_pairs(batch)
             times.append((time.perf_counter() - started) * 1000)
-    return {"pairs": pairs, "ms": median(times), "runs": times, "batch_size": batch_size,
-            "model": "MiniLM-L6-sized cross-encoder (bundled all-MiniLM-L6-v2 encoder, random head)"}
+    return {
+        "pairs": pairs,
+        "ms": median(times),
+        "runs": times,
+        "batch_size": batch_size,
+        "model": "MiniLM-L6-sized cross-encoder (bundled all-MiniLM-L6-v2 encoder, random head)",
+    }

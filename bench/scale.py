@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import text
 
 from bench import banks, latency, report, stack, synthetic
-from bench.metrics import median, percentile
+from bench.metrics import percentile
 from bench.progress import bar, log
 
 TARGET = 1_000_000
@@ -155,8 +155,9 @@ def process_memory(fleet: stack.BenchWorkers | None, pg_dir: Any) -> dict[str, f
     return out
 
 
-def run(cfg: ScaleConfig, measured: latency.LatencyResult | None = None,
-        fleet: stack.BenchWorkers | None = None) -> ScaleResult:
+def run(
+    cfg: ScaleConfig, measured: latency.LatencyResult | None = None, fleet: stack.BenchWorkers | None = None
+) -> ScaleResult:
     from workers.resources import get_resources
 
     stack.services_up()
@@ -183,7 +184,7 @@ def run(cfg: ScaleConfig, measured: latency.LatencyResult | None = None,
             reqs = latency.Requests(cfg.seed + 1)
             latency.warm_up(bank_of[min(cfg.sizes)], min(cfg.sizes), reqs, sum(s.concurrency for s in fleet.specs))
             with bar(cfg.samples * len(cfg.sizes) * len(cfg.budgets), "scale: 1-client recalls", "recall") as progress:
-                for i in range(cfg.samples):
+                for _i in range(cfg.samples):
                     for n in cfg.sizes:
                         for b in cfg.budgets:
                             s = latency.through_workers(bank_of[n], reqs.next(n, b))
@@ -194,8 +195,10 @@ def run(cfg: ScaleConfig, measured: latency.LatencyResult | None = None,
         stored = storage(res.engine, bank_of)
         rss = process_memory(fleet, res.settings.pg_dir)
         with res.engine.connect() as conn:
-            settings = {k: str(conn.execute(text(f"SHOW {k}")).scalar_one())
-                        for k in ("shared_buffers", "work_mem", "effective_cache_size")}
+            settings = {
+                k: str(conn.execute(text(f"SHOW {k}")).scalar_one())
+                for k in ("shared_buffers", "work_mem", "effective_cache_size")
+            }
         described = fleet.fleet() if fleet is not None else (measured.fleet if measured else [])
     finally:
         if own and fleet is not None:
@@ -249,11 +252,18 @@ def render(result: ScaleResult) -> str:
         for label, pts in (("client wall p50", p50), ("client wall p95", p95)):
             ext, b = fit(pts, TARGET)
             rows.append([f"**{label}**", *[latency._fmt_ms(pts[n]) for n in sizes], f"*{latency._fmt_ms(ext)}*", _b(b)])
-        lines += [f"### Budget {budget}: median ms per stage", "",
-                  report.table(["stage", *[f"{n:,}" for n in sizes], f"{TARGET:,} (extrapolated)", "b"], rows), ""]
+        lines += [
+            f"### Budget {budget}: median ms per stage",
+            "",
+            report.table(["stage", *[f"{n:,}" for n in sizes], f"{TARGET:,} (extrapolated)", "b"], rows),
+            "",
+        ]
         biggest = sizes[-1]
-        cands = {label: latency.stage_value(result.samples.get((biggest, budget), []), key)
-                 for key, label in STAGES if key not in ("strategies", "total")}
+        cands = {
+            label: latency.stage_value(result.samples.get((biggest, budget), []), key)
+            for key, label in STAGES
+            if key not in ("strategies", "total")
+        }
         cands = {k: v for k, v in cands.items() if v == v}
         if cands:
             name = max(cands, key=lambda k: cands[k])
@@ -277,8 +287,10 @@ def _storage_lines(result: ScaleResult) -> list[str]:
     rows.append(["**total**", *[f"**{_mib(totals[n])}**" for n in sizes], f"***{_mib(per_fact * TARGET)}***"])
     rss = ", ".join(f"{k} {v:,.0f} MiB" for k, v in result.rss.items())
     return [
-        "### Storage per bank (MiB, heap + indexes)", "",
-        report.table(["table", *[f"{n:,}" for n in sizes], f"{TARGET:,} (linear)"], rows), "",
+        "### Storage per bank (MiB, heap + indexes)",
+        "",
+        report.table(["table", *[f"{n:,}" for n in sizes], f"{TARGET:,} (linear)"], rows),
+        "",
         f"≈ {per_fact / 1024:.1f} KiB per fact at {sizes[-1]:,}. Memory after the run (PSS): {rss} "
         f"(PostgreSQL shared_buffers {result.settings.get('shared_buffers')}, work_mem {result.settings.get('work_mem')}).",
         "",
@@ -301,21 +313,32 @@ def _verdict(result: ScaleResult, dominant: dict[str, tuple[str, float]]) -> lis
     sizes = list(result.cfg.sizes)
     out = ["### Where the time goes, and where it breaks", ""]
     for budget, (name, value) in dominant.items():
-        out.append(f"- Budget {budget}: at {sizes[-1]:,} facts the slowest stage is **{name}** "
-                   f"({latency._fmt_ms(value)} ms median).")
-    shrinking = [label for key, label in STAGES[1:5]
-                 for b in [fit(_stage_points(result, "mid" if "mid" in result.cfg.budgets else result.cfg.budgets[0],
-                                             key), TARGET)[1]] if b == b and b < 0]
+        out.append(
+            f"- Budget {budget}: at {sizes[-1]:,} facts the slowest stage is **{name}** "
+            f"({latency._fmt_ms(value)} ms median)."
+        )
+    shrinking = [
+        label
+        for key, label in STAGES[1:5]
+        for b in [
+            fit(_stage_points(result, "mid" if "mid" in result.cfg.budgets else result.cfg.budgets[0], key), TARGET)[1]
+        ]
+        if b == b and b < 0
+    ]
     if "semantic" in shrinking:
-        out.append(f"- The semantic strategy is *faster* on the bigger bank: all banks share one HNSW index, and a "
-                   f"bank that holds a small share of it ({sizes[0]:,} of the "
-                   f"{sum(result.storage[n]['rows'] for n in sizes):,}+ facts here) makes pgvector's filtered "
-                   "iterative scan walk through many other banks' neighbours before it has collected its budget of "
-                   "candidates. Latency of a small bank therefore depends on what else is in the database.")
+        out.append(
+            f"- The semantic strategy is *faster* on the bigger bank: all banks share one HNSW index, and a "
+            f"bank that holds a small share of it ({sizes[0]:,} of the "
+            f"{sum(result.storage[n]['rows'] for n in sizes):,}+ facts here) makes pgvector's filtered "
+            "iterative scan walk through many other banks' neighbours before it has collected its budget of "
+            "candidates. Latency of a small bank therefore depends on what else is in the database."
+        )
     if "mid" in result.cfg.budgets:
         walls = {n: percentile([s.wall_ms for s in result.samples.get((n, "mid"), [])], 95) for n in sizes}
-        for limit_s, what in ((10.0, "the strategy soft limit (TEMPR_STRATEGY_TIMEOUT_S = 10 s)"),
-                              (30.0, "the default recall deadline (TEMPR_RECALL_TIMEOUT_S = 30 s)")):
+        for limit_s, what in (
+            (10.0, "the strategy soft limit (TEMPR_STRATEGY_TIMEOUT_S = 10 s)"),
+            (30.0, "the default recall deadline (TEMPR_RECALL_TIMEOUT_S = 30 s)"),
+        ):
             n = crossing(walls, limit_s * 1000)
             if n is not None:
                 out.append(f"- Budget mid, one client: the fitted p95 reaches {what} at {_size(n)} (extrapolated).")
@@ -323,35 +346,51 @@ def _verdict(result: ScaleResult, dominant: dict[str, tuple[str, float]]) -> lis
             pts = _stage_points(result, "mid", key)
             n = crossing(pts, 10_000.0)
             if n is not None:
-                out.append(f"- Budget mid: the {label} strategy alone would pass the 10 s strategy limit at "
-                           f"{_size(n)} (extrapolated).")
+                out.append(
+                    f"- Budget mid: the {label} strategy alone would pass the 10 s strategy limit at "
+                    f"{_size(n)} (extrapolated)."
+                )
     if result.saturation:
         n = sizes[-1]
-        parts = [f"{b} {rate:.1f}/s" for (size, b), (rate, _) in sorted(result.saturation.items(),
-                 key=lambda kv: latency.BUDGETS.index(kv[0][1]) if kv[0][1] in latency.BUDGETS else 9) if size == n]
+        parts = [
+            f"{b} {rate:.1f}/s"
+            for (size, b), (rate, _) in sorted(
+                result.saturation.items(),
+                key=lambda kv: latency.BUDGETS.index(kv[0][1]) if kv[0][1] in latency.BUDGETS else 9,
+            )
+            if size == n
+        ]
         mid = result.saturation.get((n, "mid"))
-        out.append(f"- Under load: at {n:,} facts the fleet saturates at {', '.join(parts)} (recalls per second, "
-                   "best over the client counts measured); beyond that, extra clients only queue, and latency grows "
-                   "linearly with them (latency ≈ clients ÷ throughput).")
+        out.append(
+            f"- Under load: at {n:,} facts the fleet saturates at {', '.join(parts)} (recalls per second, "
+            "best over the client counts measured); beyond that, extra clients only queue, and latency grows "
+            "linearly with them (latency ≈ clients ÷ throughput)."
+        )
         if mid:
-            out.append(f"  At budget mid that puts the 30 s deadline at about {mid[0] * 30:,.0f} concurrent clients "
-                       "on this 2-core machine; more workers only help with more cores (PostgreSQL and the query "
-                       "embedding share the same CPUs here).")
+            out.append(
+                f"  At budget mid that puts the 30 s deadline at about {mid[0] * 30:,.0f} concurrent clients "
+                "on this 2-core machine; more workers only help with more cores (PostgreSQL and the query "
+                "embedding share the same CPUs here)."
+            )
     if result.rerank:
         r = result.rerank
-        out.append(f"- Reranking: these figures use the RRF fallback (no cross-encoder ships with tempr), so the rerank "
-                   f"stage costs nothing. A {r['model']} scores {r['pairs']} (query, memory) pairs (300 is the default "
-                   f"candidate cap, TEMPR_RERANKER_MAX_CANDIDATES) in **{latency._fmt_ms(r['ms'])} ms** on this machine's CPU "
-                   f"(median of {len(r['runs'])}, batch {r['batch_size']}; timing only, its scores are meaningless): "
-                   "with a cross-encoder on CPU, reranking would be the dominant stage at every bank size, since its "
-                   "cost depends on the candidate count, not the bank size. This task had no GPU; on a GPU that "
-                   "stage is expected to be far cheaper, but no GPU figure was measured.")
+        out.append(
+            f"- Reranking: these figures use the RRF fallback (no cross-encoder ships with tempr), so the rerank "
+            f"stage costs nothing. A {r['model']} scores {r['pairs']} (query, memory) pairs (300 is the default "
+            f"candidate cap, TEMPR_RERANKER_MAX_CANDIDATES) in **{latency._fmt_ms(r['ms'])} ms** on this machine's CPU "
+            f"(median of {len(r['runs'])}, batch {r['batch_size']}; timing only, its scores are meaningless): "
+            "with a cross-encoder on CPU, reranking would be the dominant stage at every bank size, since its "
+            "cost depends on the candidate count, not the bank size. This task had no GPU; on a GPU that "
+            "stage is expected to be far cheaper, but no GPU figure was measured."
+        )
     hnsw = result.storage[sizes[-1]].get("hnsw index (part of memory_units)", 0.0)
     rows = max(result.storage[sizes[-1]]["rows"], 1)
-    out.append(f"- Memory: the HNSW index takes ≈ {hnsw / rows:,.0f} bytes per fact, ≈ {_mib(hnsw / rows * TARGET)} MiB "
-               f"at {TARGET:,}; once the index no longer fits in shared_buffers/page cache, semantic search turns "
-               "I/O-bound. All banks share one HNSW index (filtered by bank at query time), so what counts is the "
-               "total number of facts in the database, not one bank's.")
+    out.append(
+        f"- Memory: the HNSW index takes ≈ {hnsw / rows:,.0f} bytes per fact, ≈ {_mib(hnsw / rows * TARGET)} MiB "
+        f"at {TARGET:,}; once the index no longer fits in shared_buffers/page cache, semantic search turns "
+        "I/O-bound. All banks share one HNSW index (filtered by bank at query time), so what counts is the "
+        "total number of facts in the database, not one bank's."
+    )
     out.append("")
     return out
 
@@ -371,12 +410,14 @@ def plot(result: ScaleResult, path: Any) -> None:
     for k, v in store.items():
         per_fact = v[sizes[-1]] / max(result.storage[sizes[-1]]["rows"], 1)
         store_ext[k] = {TARGET: per_fact * TARGET}
-    plots.scale_figure(stages, ext, store, store_ext, path,
-                       "tempr at scale: measured sizes, and 1M facts extrapolated (dotted)")
+    plots.scale_figure(
+        stages, ext, store, store_ext, path, "tempr at scale: measured sizes, and 1M facts extrapolated (dotted)"
+    )
 
 
-def main(cfg: ScaleConfig, measured: latency.LatencyResult | None = None,
-         fleet: stack.BenchWorkers | None = None) -> ScaleResult:
+def main(
+    cfg: ScaleConfig, measured: latency.LatencyResult | None = None, fleet: stack.BenchWorkers | None = None
+) -> ScaleResult:
     started = time.perf_counter()
     result = run(cfg, measured, fleet)
     text = render(result) + f"\nScale benchmark wall time {time.perf_counter() - started:.0f} s.\n"

@@ -57,8 +57,10 @@ class BenchWorkers:
         running = self.detached.running()
         for spec in self.specs:
             if spec.name in running:
-                raise ServiceError(f"a worker named {spec.name!r} is already running (pid {running[spec.name]}); "
-                                   "stop it first (tempr services down)")
+                raise ServiceError(
+                    f"a worker named {spec.name!r} is already running (pid {running[spec.name]}); "
+                    "stop it first (tempr services down)"
+                )
             self.detached.start(spec.name, spec.queues, concurrency=spec.concurrency, pool=spec.pool)
             self.started.append(spec.name)
         host = socket.gethostname()
@@ -122,7 +124,7 @@ def clear_cache(bank_ids: list[str], settings: Settings | None = None) -> int:
     for bank in bank_ids:
         keys = list(client.scan_iter(match=redis_key("recall", bank) + ":*", count=1000))
         for lo in range(0, len(keys), 500):
-            dropped += int(client.delete(*keys[lo:lo + 500]))
+            dropped += int(client.delete(*keys[lo : lo + 500]))
     return dropped
 
 

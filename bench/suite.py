@@ -17,7 +17,6 @@ from bench import ingest, latency, quality, report, scale, stack
 from bench.metrics import KS, percentile
 from bench.progress import log
 
-
 SECTIONS = ("summary", "quality", "chord", "latency", "scale", "ingest")
 """Their order in BENCHMARKS.md."""
 
@@ -121,26 +120,37 @@ def summary(out: Timed) -> str:
     q = out.results.get("quality")
     if q is not None:
         main = quality.WORKERS if quality.WORKERS in q.variants() else "full pipeline"
-        rows = [[f"tempr, {main}", *[report.fmt(q.recall(main, k)[0], 1) for k in KS]],
-                [quality.DRAGON[0], *[str(quality.DRAGON[1][k]) for k in KS]]]
-        lines += [f"LoCoMo evidence recall@k (%), {len(q.asked)} questions:", "",
-                  report.table(["", *[f"R@{k}" for k in KS]], rows), ""]
+        rows = [
+            [f"tempr, {main}", *[report.fmt(q.recall(main, k)[0], 1) for k in KS]],
+            [quality.DRAGON[0], *[str(quality.DRAGON[1][k]) for k in KS]],
+        ]
+        lines += [
+            f"LoCoMo evidence recall@k (%), {len(q.asked)} questions:",
+            "",
+            report.table(["", *[f"R@{k}" for k in KS]], rows),
+            "",
+        ]
     lat = out.results.get("latency")
     if lat is not None:
         rows = []
         for (size, budget, conc), run in sorted(lat.runs.items()):
             if budget == "mid" and conc in (1, 8, 16):
                 ok = [s.wall_ms for s in run.samples if not s.error]
-                rows.append([f"{size:,}", conc, latency._fmt_ms(percentile(ok, 50)), latency._fmt_ms(percentile(ok, 95))])
-        lines += ["Recall latency through the workers, budget mid (ms):", "",
-                  report.table(["facts", "clients", "p50", "p95"], rows), ""]
+                rows.append(
+                    [f"{size:,}", conc, latency._fmt_ms(percentile(ok, 50)), latency._fmt_ms(percentile(ok, 95))]
+                )
+        lines += [
+            "Recall latency through the workers, budget mid (ms):",
+            "",
+            report.table(["facts", "clients", "p50", "p95"], rows),
+            "",
+        ]
     ing = out.results.get("ingest")
     if ing is not None and ing.cli:
         parts = [f"{label}: {rep['facts_per_s']:.0f} facts/s" for label, rep in ing.cli.items()]
         lines += [f"`tempr ingest` of {ing.cfg.facts:,} facts: " + "; ".join(parts) + ".", ""]
     rows = [[k, f"{v / 60:.1f}"] for k, v in out.wall_s.items()]
-    lines += ["Wall time of this run (minutes):", "", report.table(["part", "min"], rows), "",
-              report.machine_line()]
+    lines += ["Wall time of this run (minutes):", "", report.table(["part", "min"], rows), "", report.machine_line()]
     return "\n".join(lines)
 
 

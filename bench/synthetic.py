@@ -46,18 +46,22 @@ LAST = (
     "Umarov Valdez Whitfield Xiong Yamada Zapata"
 ).split()
 CITIES = (
-    "Lisbon Porto Madrid Barcelona Valencia Seville Paris Lyon Marseille Bordeaux Brussels Antwerp Amsterdam "
-    "Rotterdam Utrecht Berlin Hamburg Munich Cologne Leipzig Vienna Salzburg Zurich Geneva Basel Milan Rome Naples "
-    "Turin Florence Bologna Athens Thessaloniki Istanbul Ankara Warsaw Krakow Gdansk Prague Brno Budapest Bucharest "
-    "Sofia Belgrade Zagreb Ljubljana Copenhagen Aarhus Oslo Bergen Stockholm Gothenburg Helsinki Tallinn Riga "
-    "Vilnius Dublin Cork Edinburgh Glasgow Manchester Leeds Bristol London Reykjavik Toronto Montreal Vancouver "
-    "Calgary Chicago Boston Seattle Denver Austin Atlanta Miami Phoenix Portland Minneapolis Mexico_City Guadalajara "
-    "Bogota Medellin Lima Quito Santiago Buenos_Aires Montevideo Sao_Paulo Rio_de_Janeiro Recife Lagos Accra Nairobi "
-    "Kampala Addis_Ababa Cairo Casablanca Tunis Johannesburg Cape_Town Durban Dubai Doha Amman Beirut Karachi Lahore "
-    "Mumbai Pune Bangalore Chennai Kolkata Delhi Dhaka Kathmandu Colombo Bangkok Hanoi Manila Jakarta Singapore "
-    "Kuala_Lumpur Seoul Busan Tokyo Osaka Kyoto Sapporo Taipei Shanghai Beijing Shenzhen Sydney Melbourne Brisbane "
-    "Perth Auckland Wellington Honolulu"
-).replace("_", "\x00").split()
+    (
+        "Lisbon Porto Madrid Barcelona Valencia Seville Paris Lyon Marseille Bordeaux Brussels Antwerp Amsterdam "
+        "Rotterdam Utrecht Berlin Hamburg Munich Cologne Leipzig Vienna Salzburg Zurich Geneva Basel Milan Rome Naples "
+        "Turin Florence Bologna Athens Thessaloniki Istanbul Ankara Warsaw Krakow Gdansk Prague Brno Budapest Bucharest "
+        "Sofia Belgrade Zagreb Ljubljana Copenhagen Aarhus Oslo Bergen Stockholm Gothenburg Helsinki Tallinn Riga "
+        "Vilnius Dublin Cork Edinburgh Glasgow Manchester Leeds Bristol London Reykjavik Toronto Montreal Vancouver "
+        "Calgary Chicago Boston Seattle Denver Austin Atlanta Miami Phoenix Portland Minneapolis Mexico_City Guadalajara "
+        "Bogota Medellin Lima Quito Santiago Buenos_Aires Montevideo Sao_Paulo Rio_de_Janeiro Recife Lagos Accra Nairobi "
+        "Kampala Addis_Ababa Cairo Casablanca Tunis Johannesburg Cape_Town Durban Dubai Doha Amman Beirut Karachi Lahore "
+        "Mumbai Pune Bangalore Chennai Kolkata Delhi Dhaka Kathmandu Colombo Bangkok Hanoi Manila Jakarta Singapore "
+        "Kuala_Lumpur Seoul Busan Tokyo Osaka Kyoto Sapporo Taipei Shanghai Beijing Shenzhen Sydney Melbourne Brisbane "
+        "Perth Auckland Wellington Honolulu"
+    )
+    .replace("_", "\x00")
+    .split()
+)
 CITIES = tuple(c.replace("\x00", " ") for c in CITIES)
 ORG_HEAD = (
     "Northwind Bluefield Redwood Silverline Brightwater Ironbridge Clearpath Stonegate Greenleaf Highmark Lakeshore "
@@ -81,7 +85,9 @@ HOBBIES = (
     "fly fishing|board games|photography|cycling|yoga|scuba diving|bouldering|choir singing"
 ).split("|")
 PETS = "dog|cat|parrot|rabbit|tortoise|horse|hamster|ferret|goldfish|greyhound".split("|")
-PET_NAMES = "Biscuit Luna Pepper Mochi Rocket Olive Shadow Ziggy Maple Nugget Pixel Juniper Clementine Bruno Tofu".split()
+PET_NAMES = (
+    "Biscuit Luna Pepper Mochi Rocket Olive Shadow Ziggy Maple Nugget Pixel Juniper Clementine Bruno Tofu".split()
+)
 EVENTS = (
     "a jazz festival|a marathon|a tech conference|a wedding|a book fair|a film premiere|a charity gala|"
     "a science fair|a chess tournament|a food market|a climate summit|an art exhibition|a hackathon|a reunion"
@@ -161,6 +167,7 @@ def fact(i: int, seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """Fact i as a JSON-able dict in tempr's ingest shape (entities given, dated)."""
     rng = _rng(seed, "fact", i)
     pool_p, pool_o = people_in(i + 1), orgs_in(i + 1)
+
     # Half the mentions go to the newest people so every person gets facts, half anywhere.
     def pick_person() -> int:
         return rng.randrange(max(0, pool_p - 50), pool_p) if rng.random() < 0.3 else rng.randrange(pool_p)
@@ -170,13 +177,26 @@ def fact(i: int, seed: int = DEFAULT_SEED) -> dict[str, Any]:
         p2 = (p + 1) % pool_p
     when = DATE_START + timedelta(days=rng.randrange(DATE_DAYS), hours=rng.randrange(8, 21))
     slots = {
-        "p": person_name(p), "p2": person_name(p2), "org": org_name(rng.randrange(pool_o)),
-        "org2": org_name(rng.randrange(pool_o)), "city": rng.choice(CITIES), "city2": rng.choice(CITIES),
-        "role": rng.choice(ROLES), "hobby": rng.choice(HOBBIES), "pet": rng.choice(PETS),
-        "petname": rng.choice(PET_NAMES), "event": rng.choice(EVENTS), "thing": rng.choice(THINGS),
-        "subject": rng.choice(SUBJECTS), "language": rng.choice(LANGUAGES),
-        "n": rng.randrange(2, 12), "m": rng.randrange(0, 60), "price": f"{rng.randrange(2, 900) * 100:,}",
-        "month": MONTHS[when.month - 1], "year": when.year, "date": f"{when.day} {MONTHS[when.month - 1]} {when.year}",
+        "p": person_name(p),
+        "p2": person_name(p2),
+        "org": org_name(rng.randrange(pool_o)),
+        "org2": org_name(rng.randrange(pool_o)),
+        "city": rng.choice(CITIES),
+        "city2": rng.choice(CITIES),
+        "role": rng.choice(ROLES),
+        "hobby": rng.choice(HOBBIES),
+        "pet": rng.choice(PETS),
+        "petname": rng.choice(PET_NAMES),
+        "event": rng.choice(EVENTS),
+        "thing": rng.choice(THINGS),
+        "subject": rng.choice(SUBJECTS),
+        "language": rng.choice(LANGUAGES),
+        "n": rng.randrange(2, 12),
+        "m": rng.randrange(0, 60),
+        "price": f"{rng.randrange(2, 900) * 100:,}",
+        "month": MONTHS[when.month - 1],
+        "year": when.year,
+        "date": f"{when.day} {MONTHS[when.month - 1]} {when.year}",
     }
     template = TEMPLATES[rng.randrange(len(TEMPLATES))]
     text = template.format(**slots)
@@ -221,8 +241,11 @@ def query(j: int, n: int, seed: int = DEFAULT_SEED) -> str:
     rng = _rng(seed, f"query:{n}", j)
     when = DATE_START + timedelta(days=rng.randrange(DATE_DAYS))
     slots = {
-        "p": person_name(rng.randrange(people_in(n))), "org": org_name(rng.randrange(orgs_in(n))),
-        "city": rng.choice(CITIES), "year": when.year, "month": MONTHS[when.month - 1],
+        "p": person_name(rng.randrange(people_in(n))),
+        "org": org_name(rng.randrange(orgs_in(n))),
+        "city": rng.choice(CITIES),
+        "year": when.year,
+        "month": MONTHS[when.month - 1],
         "subject": rng.choice(SUBJECTS),
     }
     return QUERY_TEMPLATES[rng.randrange(len(QUERY_TEMPLATES))].format(**slots)

@@ -1,14 +1,14 @@
 """tempr's exception tree. Catch narrowly; retry only ``TransientError``.
 
-    TemprError
-    ├── ValidationError          bad input: a 4xx for HTTP, a named line/field for the CLI
-    │   └── IngestValidationError    one JSONL line or array item; carries line and field
-    ├── NotFound                 an unknown bank or job
-    ├── ServiceError             a service tempr manages could not be started or reached
-    ├── TransientError           worth retrying (connection refused, broker hiccup)
-    └── RecallError              a recall could not be answered
-        ├── AllStrategiesFailed      every strategy degraded: nothing to fuse
-        └── RecallTimeout            the request's deadline passed
+TemprError
+├── ValidationError          bad input: a 4xx for HTTP, a named line/field for the CLI
+│   └── IngestValidationError    one JSONL line or array item; carries line and field
+├── NotFound                 an unknown bank or job
+├── ServiceError             a service tempr manages could not be started or reached
+├── TransientError           worth retrying (connection refused, broker hiccup)
+└── RecallError              a recall could not be answered
+    ├── AllStrategiesFailed      every strategy degraded: nothing to fuse
+    └── RecallTimeout            the request's deadline passed
 """
 
 from __future__ import annotations

@@ -90,8 +90,10 @@ def finish_job(env: dict[str, Any], response: RecallResponse, *, cached: bool = 
     metrics.RECALLS.labels("succeeded").inc()
     metrics.observe_timings(response.timings_ms)
     if job_store().finish(env["job_id"], result=out) and env.get("callback_url"):
-        _dispatch_webhook(env, {"job_id": env["job_id"], "bank_id": env["bank_id"], "status": "succeeded",
-                                "result": out, "error": None})
+        _dispatch_webhook(
+            env,
+            {"job_id": env["job_id"], "bank_id": env["bank_id"], "status": "succeeded", "result": out, "error": None},
+        )
     return out
 
 
@@ -106,8 +108,16 @@ def fail_job(env: dict[str, Any], exc: BaseException, *, store_under_job_id: boo
         return  # another outcome was recorded (and sent) first
     metrics.RECALLS.labels("timeout" if isinstance(exc, RecallTimeout) else "failed").inc()
     if env.get("callback_url"):
-        _dispatch_webhook(env, {"job_id": env["job_id"], "bank_id": env.get("bank_id"), "status": "failed",
-                                "result": None, "error": error})
+        _dispatch_webhook(
+            env,
+            {
+                "job_id": env["job_id"],
+                "bank_id": env.get("bank_id"),
+                "status": "failed",
+                "result": None,
+                "error": error,
+            },
+        )
 
 
 class RecallStep(Task):

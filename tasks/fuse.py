@@ -20,13 +20,13 @@ from typing import Any
 from celery import chain
 
 from config.errors import AllStrategiesFailed
+from tasks.common import RecallStep, check_deadline, context, enter_step, finish_job, ms
 from tempr.core.types import ALL_STRATEGIES, FusedCandidate, StrategyResult
 from tempr.recall.finish import finish as finish_response
 from tempr.recall.pipeline import complete
 from tempr.recall.plan import QueryPlan
 from tempr.recall.scoring import RerankOutcome, fuse
 from tempr.recall.strategies import degraded
-from tasks.common import RecallStep, check_deadline, context, enter_step, finish_job, ms
 from workers.app import app
 from workers.resources import get_resources
 
@@ -34,8 +34,12 @@ from workers.resources import get_resources
 def ordered_results(raw: list[dict[str, Any]]) -> list[StrategyResult]:
     """One result per strategy, in the canonical order; a missing one counts as degraded."""
     by_name = {r.get("strategy"): r for r in raw if isinstance(r, dict)}
-    return [StrategyResult.from_dict(by_name[s.value]) if s.value in by_name
-            else degraded(s, "no result came back from the strategy task") for s in ALL_STRATEGIES]
+    return [
+        StrategyResult.from_dict(by_name[s.value])
+        if s.value in by_name
+        else degraded(s, "no result came back from the strategy task")
+        for s in ALL_STRATEGIES
+    ]
 
 
 def strategy_timings(raw: list[dict[str, Any]], dispatched_at: float) -> dict[str, float]:
@@ -67,8 +71,13 @@ def collect(self: RecallStep, results: list[dict[str, Any]], state: dict[str, An
     started = time.perf_counter()
     candidates = fuse(plan, ordered, settings)
     timings["fuse"] = ms(time.perf_counter() - started)
-    nxt = {**state, "results": [r.to_dict() for r in ordered], "candidates": [asdict(c) for c in candidates],
-           "timings": timings, "sent_at": time.time()}
+    nxt = {
+        **state,
+        "results": [r.to_dict() for r in ordered],
+        "candidates": [asdict(c) for c in candidates],
+        "timings": timings,
+        "sent_at": time.time(),
+    }
     raise self.replace(chain(app.signature("tempr.rerank.score", args=(nxt,)), app.signature("tempr.fuse.finish")))
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from celery import chord, group
 
+from tasks.common import RecallStep, check_deadline, context, finish_job, job_store, ms, recall_cache
 from tempr.cache import cache_key
 from tempr.client import parse_request
 from tempr.core.types import ALL_STRATEGIES
@@ -26,7 +27,6 @@ from tempr.recall.models import RecallResponse
 from tempr.recall.plan import analyse
 from tempr.store import recall_repo
 from tempr.webhooks import check_callback_url
-from tasks.common import RecallStep, check_deadline, context, finish_job, job_store, ms, recall_cache
 from workers.app import app
 from workers.resources import get_resources
 
@@ -37,25 +37,37 @@ class StartStep(RecallStep):
     def envelope(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
         given = {**dict(zip(_ARG_NAMES, args, strict=False)), **kwargs}
         request = given.get("request") if isinstance(given.get("request"), dict) else {}
-        return {"job_id": self.request.id, "bank_id": given.get("bank_id"),
-                "deadline": float(given.get("deadline") or time.time()),
-                "enqueued_at": float(given.get("enqueued_at") or time.time()),
-                "callback_url": request.get("callback_url")}
+        return {
+            "job_id": self.request.id,
+            "bank_id": given.get("bank_id"),
+            "deadline": float(given.get("deadline") or time.time()),
+            "enqueued_at": float(given.get("enqueued_at") or time.time()),
+            "callback_url": request.get("callback_url"),
+        }
 
 
 @app.task(name="tempr.recall.start", bind=True, base=StartStep)
-def start(self: StartStep, bank_id: str, request: dict[str, Any], deadline: float | None = None,
-          enqueued_at: float | None = None) -> dict[str, Any]:
+def start(
+    self: StartStep,
+    bank_id: str,
+    request: dict[str, Any],
+    deadline: float | None = None,
+    enqueued_at: float | None = None,
+) -> dict[str, Any]:
     began = time.time()
     res = get_resources()
     settings = res.settings
     req = parse_request(request)
     deadline = float(deadline or began + (req.timeout_s or settings.recall_timeout_s))
-    env: dict[str, Any] = {"job_id": self.request.id, "bank_id": bank_id, "deadline": deadline,
-                           "enqueued_at": float(enqueued_at or began), "callback_url": req.callback_url,
-                           "cache_key": None}
-    job_store().mark_running(env["job_id"], bank_id=bank_id, deadline=deadline,
-                             callback_url=req.callback_url)
+    env: dict[str, Any] = {
+        "job_id": self.request.id,
+        "bank_id": bank_id,
+        "deadline": deadline,
+        "enqueued_at": float(enqueued_at or began),
+        "callback_url": req.callback_url,
+        "cache_key": None,
+    }
+    job_store().mark_running(env["job_id"], bank_id=bank_id, deadline=deadline, callback_url=req.callback_url)
     timings = {"queue.start": ms(began - env["enqueued_at"])}
     check_bank_id(bank_id)
     if req.callback_url:
@@ -86,8 +98,13 @@ def build_chord(env: dict[str, Any], plan: dict[str, Any], timings: dict[str, fl
     soft = max(0.05, min(settings.strategy_timeout_s, deadline - now))
     expires = dt.datetime.fromtimestamp(deadline, tz=dt.UTC)
     header = group(
-        app.signature("tempr.retrieve.strategy", args=(s.value, plan, deadline, now),
-                      expires=expires, soft_time_limit=soft, time_limit=soft + 5)
+        app.signature(
+            "tempr.retrieve.strategy",
+            args=(s.value, plan, deadline, now),
+            expires=expires,
+            soft_time_limit=soft,
+            time_limit=soft + 5,
+        )
         for s in ALL_STRATEGIES
     )
     body_plan = {**plan, "embedding": []}  # the strategies needed it; nothing after them does

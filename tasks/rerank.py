@@ -12,9 +12,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from tasks.common import RecallStep, context, enter_step
 from tempr.core.types import FusedCandidate
 from tempr.recall.scoring import rerank
-from tasks.common import RecallStep, context, enter_step
 from workers.app import app
 from workers.rerank_batcher import process_reranker
 

@@ -19,10 +19,10 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 
 from config.settings import Settings
+from tasks.common import context, ms
 from tempr.core.types import ALL_STRATEGIES
 from tempr.recall.plan import QueryPlan
 from tempr.recall.strategies import degraded, run_strategy
-from tasks.common import context, ms
 from workers import metrics
 from workers.app import app
 from workers.resources import get_resources
@@ -55,8 +55,11 @@ def strategy(strategy_name: str, plan: dict[str, Any], deadline: float, sent_at:
             _inject_fault(strategy_name, str(plan.get("bank_id", "")), settings)
             result = run_strategy(strategy_name, QueryPlan.from_dict(plan), context())
     except SoftTimeLimitExceeded:
-        result = degraded(strategy_name, "timed out (TEMPR_STRATEGY_TIMEOUT_S or the recall's deadline)",
-                          (time.perf_counter() - started) * 1000)
+        result = degraded(
+            strategy_name,
+            "timed out (TEMPR_STRATEGY_TIMEOUT_S or the recall's deadline)",
+            (time.perf_counter() - started) * 1000,
+        )
     except Exception as exc:  # noqa: BLE001 - any strategy failure degrades the recall, never fails it
         result = degraded(strategy_name, exc, (time.perf_counter() - started) * 1000)
     if result.error:

@@ -21,9 +21,9 @@ from typing import Any
 import httpx
 
 from config.errors import RecallTimeout, ValidationError
+from tasks.common import fail_job, job_store, ms
 from tempr.jobs import TERMINAL
 from tempr.webhooks import backoff_s, check_callback_url, signed_headers
-from tasks.common import fail_job, job_store, ms
 from workers import metrics
 from workers.app import app
 from workers.resources import get_resources
@@ -65,8 +65,10 @@ def deliver(self: Any, job_id: str, url: str, payload: dict[str, Any]) -> dict[s
     job_store().add_delivery(job_id, record)
     metrics.WEBHOOKS.labels(record["delivery"] if final else "retry").inc()
     if not final:
-        raise self.retry(countdown=backoff_s(attempt, base=s.webhook_backoff_base_s, cap=s.webhook_backoff_max_s),
-                         max_retries=s.webhook_max_attempts - 1)
+        raise self.retry(
+            countdown=backoff_s(attempt, base=s.webhook_backoff_base_s, cap=s.webhook_backoff_max_s),
+            max_retries=s.webhook_max_attempts - 1,
+        )
     return record
 
 

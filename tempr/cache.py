@@ -33,11 +33,27 @@ log = logging.getLogger(__name__)
 
 # Settings that change the answer for the same request and data; part of every key.
 _ANSWER_SETTINGS = (
-    "embedder", "reranker_model", "reranker_calibrated", "reranker_max_candidates", "recall_budget_function",
-    "recall_budget_fixed_low", "recall_budget_fixed_mid", "recall_budget_fixed_high",
-    "recall_budget_adaptive_low", "recall_budget_adaptive_mid", "recall_budget_adaptive_high",
-    "recall_budget_min", "recall_budget_max", "recall_strategy_boosts", "recall_fallback_recency", "text_search_config",
-    "bm25_k1", "bm25_b", "graph_hop_decay", "graph_seed_count", "hemisphere",
+    "embedder",
+    "reranker_model",
+    "reranker_calibrated",
+    "reranker_max_candidates",
+    "recall_budget_function",
+    "recall_budget_fixed_low",
+    "recall_budget_fixed_mid",
+    "recall_budget_fixed_high",
+    "recall_budget_adaptive_low",
+    "recall_budget_adaptive_mid",
+    "recall_budget_adaptive_high",
+    "recall_budget_min",
+    "recall_budget_max",
+    "recall_strategy_boosts",
+    "recall_fallback_recency",
+    "text_search_config",
+    "bm25_k1",
+    "bm25_b",
+    "graph_hop_decay",
+    "graph_seed_count",
+    "hemisphere",
 )
 
 
@@ -74,8 +90,9 @@ def cache_redis(url: str | None, *, timeout_s: float = 0.5) -> tuple[Any, Breake
     if key not in _clients:
         with _clients_lock:
             if key not in _clients:
-                client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
-                                              retry=Retry(NoBackoff(), 0))
+                client = redis.Redis.from_url(
+                    url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, retry=Retry(NoBackoff(), 0)
+                )
                 _clients[key] = (client, Breaker())
     return _clients[key]
 

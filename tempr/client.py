@@ -37,10 +37,13 @@ from tempr.webhooks import check_callback_url
 SEND_TASK_API: dict[str, dict[str, Any]] = {
     "tempr.recall.start": {
         "queue": "fuse",
-        "kwargs": {"bank_id": "str", "request": "RecallRequest fields as JSON (query, budget, max_tokens, types, "
-                   "tags, tags_match, query_timestamp, temporal_window, include, trace, callback_url, timeout_s)",
-                   "deadline": "float unix seconds (optional; default now + timeout_s or TEMPR_RECALL_TIMEOUT_S)",
-                   "enqueued_at": "float unix seconds (optional; for the queue.start timing)"},
+        "kwargs": {
+            "bank_id": "str",
+            "request": "RecallRequest fields as JSON (query, budget, max_tokens, types, "
+            "tags, tags_match, query_timestamp, temporal_window, include, trace, callback_url, timeout_s)",
+            "deadline": "float unix seconds (optional; default now + timeout_s or TEMPR_RECALL_TIMEOUT_S)",
+            "enqueued_at": "float unix seconds (optional; for the queue.start timing)",
+        },
         "task_id": "optional: becomes the job id",
         "returns": "RecallResponse as JSON (AsyncResult(job_id).get())",
     },
@@ -58,7 +61,9 @@ SEND_TASK_API: dict[str, dict[str, Any]] = {
 }
 
 
-def _defaults(app: Celery | None, store: JobStore | None, settings: Settings | None) -> tuple[Celery, JobStore, Settings]:
+def _defaults(
+    app: Celery | None, store: JobStore | None, settings: Settings | None
+) -> tuple[Celery, JobStore, Settings]:
     from workers.resources import get_resources
 
     res = get_resources()
@@ -86,8 +91,11 @@ def parse_request(request: Any) -> RecallRequest:
 
 
 def request_hash(bank_id: str, request: RecallRequest) -> str:
-    body = json.dumps({"bank_id": bank_id, **request.cache_fields(), "callback_url": request.callback_url},
-                      sort_keys=True, default=str)
+    body = json.dumps(
+        {"bank_id": bank_id, **request.cache_fields(), "callback_url": request.callback_url},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(body.encode()).hexdigest()
 
 
@@ -113,11 +121,12 @@ class RecallJob:
         except CeleryTimeoutError:
             past = time.time() > self.deadline
             raise RecallTimeout(
-                f"recall job {self.id} " + ("did not finish before its deadline" if past else f"not ready after {wait:.1f} s")
+                f"recall job {self.id} "
+                + ("did not finish before its deadline" if past else f"not ready after {wait:.1f} s")
             ) from None
         except TemprError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a remote failure arrives as any exception type
+        except Exception as exc:
             if time.time() > self.deadline:
                 raise RecallTimeout(f"recall job {self.id} did not finish before its deadline ({exc})") from exc
             raise RecallError(f"recall job {self.id} failed: {type(exc).__name__}: {exc}") from exc
@@ -129,9 +138,16 @@ class RecallJob:
         return job_status(self.id, app=self.app, store=self.store, grace_s=self.grace_s)
 
 
-def recall_async(bank_id: str, request: RecallRequest | dict[str, Any] | None = None, *,
-                 app: Celery | None = None, store: JobStore | None = None, settings: Settings | None = None,
-                 idempotency_key: str | None = None, **fields: Any) -> RecallJob:
+def recall_async(
+    bank_id: str,
+    request: RecallRequest | dict[str, Any] | None = None,
+    *,
+    app: Celery | None = None,
+    store: JobStore | None = None,
+    settings: Settings | None = None,
+    idempotency_key: str | None = None,
+    **fields: Any,
+) -> RecallJob:
     """Validate, fix the deadline, enqueue ``tempr.recall.start``; return the job handle at once.
 
     ``request`` is a RecallRequest or its fields as a dict (or pass the fields as keywords). The
@@ -153,17 +169,20 @@ def recall_async(bank_id: str, request: RecallRequest | dict[str, Any] | None = 
         if earlier:
             return _reattach(*earlier, bank_id, digest, app, store, s)
     store.create(job_id, bank_id=bank_id, deadline=deadline, callback_url=req.callback_url, request_hash=digest)
-    app.send_task("tempr.recall.start", task_id=job_id,
-                  kwargs={"bank_id": bank_id, "request": req.model_dump(mode="json"), "deadline": deadline,
-                          "enqueued_at": now},
-                  expires=datetime.fromtimestamp(deadline, tz=UTC))
+    app.send_task(
+        "tempr.recall.start",
+        task_id=job_id,
+        kwargs={"bank_id": bank_id, "request": req.model_dump(mode="json"), "deadline": deadline, "enqueued_at": now},
+        expires=datetime.fromtimestamp(deadline, tz=UTC),
+    )
     if req.callback_url:
         app.send_task("tempr.webhooks.watchdog", args=[job_id], countdown=deadline - now + s.recall_deadline_grace_s)
     return RecallJob(job_id, bank_id, deadline, app, store, s.recall_deadline_grace_s)
 
 
-def _reattach(job_id: str, earlier_digest: str, bank_id: str, digest: str, app: Celery, store: JobStore,
-              s: Settings) -> RecallJob:
+def _reattach(
+    job_id: str, earlier_digest: str, bank_id: str, digest: str, app: Celery, store: JobStore, s: Settings
+) -> RecallJob:
     """Hand back the job an Idempotency-Key already names, if it was made for this very request.
 
     The hash came with the claim itself (one atomic write), so a racing caller with another body
@@ -177,8 +196,9 @@ def _reattach(job_id: str, earlier_digest: str, bank_id: str, digest: str, app: 
     return RecallJob(job_id, bank_id, deadline, app, store, s.recall_deadline_grace_s, reused=True)
 
 
-def recall(bank_id: str, request: RecallRequest | dict[str, Any] | None = None, *,
-           timeout: float | None = None, **kwargs: Any) -> RecallResponse:
+def recall(
+    bank_id: str, request: RecallRequest | dict[str, Any] | None = None, *, timeout: float | None = None, **kwargs: Any
+) -> RecallResponse:
     """Enqueue and wait: the synchronous form of ``recall_async``."""
     return recall_async(bank_id, request, **kwargs).get(timeout)
 
@@ -191,8 +211,9 @@ def get_job(job_id: str, *, app: Celery | None = None, store: JobStore | None = 
     return RecallJob(job_id, str(record.get("bank_id") or ""), deadline, app, store, s.recall_deadline_grace_s)
 
 
-def job_status(job_id: str, *, app: Celery | None = None, store: JobStore | None = None,
-               grace_s: float | None = None) -> dict[str, Any]:
+def job_status(
+    job_id: str, *, app: Celery | None = None, store: JobStore | None = None, grace_s: float | None = None
+) -> dict[str, Any]:
     """The job record; falls back to Celery's state when the record is gone. Raises NotFound.
 
     An open record is reconciled with what no tempr code got to write down: a start message that
@@ -210,8 +231,11 @@ def job_status(job_id: str, *, app: Celery | None = None, store: JobStore | None
         celery_view = _from_celery(job_id, app, missing_ok=True)
         if celery_view["status"] == FAILED or (deadline and time.time() > deadline + grace):
             past = bool(deadline) and time.time() > deadline
-            error = (error_dict(RecallTimeout(f"recall {job_id} did not finish before its deadline")) if past
-                     else celery_view["error"])
+            error = (
+                error_dict(RecallTimeout(f"recall {job_id} did not finish before its deadline"))
+                if past
+                else celery_view["error"]
+            )
             store.finish(job_id, error=error)
             record = store.get(job_id) or {**record, "status": FAILED, "error": error}
     return record
@@ -227,6 +251,7 @@ def _from_celery(job_id: str, app: Celery, *, missing_ok: bool = False) -> dict[
     if state == "SUCCESS":
         out["result"] = result.result
     elif status == "failed":
-        out["error"] = error_dict(result.result if isinstance(result.result, BaseException)
-                                  else RecallError(str(result.result)))
+        out["error"] = error_dict(
+            result.result if isinstance(result.result, BaseException) else RecallError(str(result.result))
+        )
     return out

@@ -47,8 +47,9 @@ _key = job_key
 
 
 def _decode(raw: dict[Any, Any]) -> dict[str, str]:
-    return {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
-            for k, v in raw.items()}
+    return {
+        (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v) for k, v in raw.items()
+    }
 
 
 class JobStore:
@@ -67,10 +68,25 @@ class JobStore:
             log.warning("job store unavailable (%s): %s", what, exc)
             return default
 
-    def create(self, job_id: str, *, bank_id: str, deadline: float, callback_url: str | None = None,
-               request_hash: str | None = None, status: str = QUEUED) -> None:
-        fields = {"job_id": job_id, "status": status, "bank_id": bank_id, "created_at": time.time(),
-                  "deadline": deadline, "callback_url": callback_url or "", "request_hash": request_hash or ""}
+    def create(
+        self,
+        job_id: str,
+        *,
+        bank_id: str,
+        deadline: float,
+        callback_url: str | None = None,
+        request_hash: str | None = None,
+        status: str = QUEUED,
+    ) -> None:
+        fields = {
+            "job_id": job_id,
+            "status": status,
+            "bank_id": bank_id,
+            "created_at": time.time(),
+            "deadline": deadline,
+            "callback_url": callback_url or "",
+            "request_hash": request_hash or "",
+        }
 
         def run() -> None:
             pipe = self.redis.pipeline()
@@ -85,8 +101,7 @@ class JobStore:
 
         self._safe("create", run)
 
-    def claim_idempotency(self, bank_id: str, key: str, job_id: str,
-                          request_hash: str) -> tuple[str, str] | None:
+    def claim_idempotency(self, bank_id: str, key: str, job_id: str, request_hash: str) -> tuple[str, str] | None:
         """Map (bank, key) to ``job_id`` and its request hash unless already mapped; if it was,
         return the earlier ``(job_id, request_hash)``.
 
@@ -108,6 +123,7 @@ class JobStore:
 
     def mark_running(self, job_id: str, **fields: Any) -> None:
         """Called by the start task; creates the record for apps that used send_task directly."""
+
         def run() -> None:
             pipe = self.redis.pipeline()
             for name, value in {**fields, "job_id": job_id}.items():
@@ -122,8 +138,7 @@ class JobStore:
 
         self._safe("mark_running", run)
 
-    def finish(self, job_id: str, *, result: dict[str, Any] | None = None,
-               error: dict[str, Any] | None = None) -> bool:
+    def finish(self, job_id: str, *, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None) -> bool:
         """Record the outcome. True when this call made the job terminal (or Redis is unavailable,
         so the caller should still notify); False when another outcome was recorded first."""
         status = FAILED if error is not None else SUCCEEDED
@@ -158,6 +173,7 @@ class JobStore:
 
     def get(self, job_id: str) -> dict[str, Any] | None:
         """The job as a JSON-able dict, or None if unknown (or Redis is unavailable)."""
+
         def run() -> dict[str, Any] | None:
             raw = self.redis.hgetall(_key(job_id))
             if not raw:
@@ -171,7 +187,9 @@ class JobStore:
 
 def _shape(data: dict[str, Any], deliveries: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "job_id": data.get("job_id"), "status": data.get("status", QUEUED), "bank_id": data.get("bank_id"),
+        "job_id": data.get("job_id"),
+        "status": data.get("status", QUEUED),
+        "bank_id": data.get("bank_id"),
         "result": json.loads(data["result"]) if data.get("result") else None,
         "error": json.loads(data["error"]) if data.get("error") else None,
     }

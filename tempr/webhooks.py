@@ -30,16 +30,24 @@ TIMESTAMP_HEADER = "X-Tempr-Timestamp"
 JOB_HEADER = "X-Tempr-Job-Id"
 ATTEMPT_HEADER = "X-Tempr-Delivery-Attempt"
 
-METADATA_HOSTS = frozenset({
-    "metadata", "metadata.google.internal", "metadata.goog", "metadata.azure.com",
-    "instance-data", "instance-data.ec2.internal",
-})
-METADATA_ADDRESSES = frozenset({
-    ipaddress.ip_address("169.254.169.254"),   # AWS, GCP, Azure, OpenStack
-    ipaddress.ip_address("169.254.170.2"),     # AWS ECS task metadata
-    ipaddress.ip_address("fd00:ec2::254"),     # AWS IMDS over IPv6
-    ipaddress.ip_address("100.100.100.200"),   # Alibaba Cloud
-})
+METADATA_HOSTS = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "metadata.azure.com",
+        "instance-data",
+        "instance-data.ec2.internal",
+    }
+)
+METADATA_ADDRESSES = frozenset(
+    {
+        ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, OpenStack
+        ipaddress.ip_address("169.254.170.2"),  # AWS ECS task metadata
+        ipaddress.ip_address("fd00:ec2::254"),  # AWS IMDS over IPv6
+        ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
+    }
+)
 
 Resolver = Callable[[str, int], Iterable[str]]
 
@@ -61,8 +69,15 @@ def signed_headers(body: bytes, secret: str, *, job_id: str, attempt: int, now: 
     }
 
 
-def verify(body: bytes, secret: str, timestamp: str | int, signature: str, *,
-           tolerance_s: float = 300.0, now: float | None = None) -> bool:
+def verify(
+    body: bytes,
+    secret: str,
+    timestamp: str | int,
+    signature: str,
+    *,
+    tolerance_s: float = 300.0,
+    now: float | None = None,
+) -> bool:
     """What a receiver runs: constant-time compare, and a timestamp within the tolerance."""
     try:
         ts = int(timestamp)
@@ -94,6 +109,7 @@ def _forbidden(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | Non
 
 def check_callback_url(url: str, *, allow_link_local: bool = False, resolve: Resolver | None = None) -> str:
     """Return ``url`` if tempr may POST to it, else raise ValidationError(field="callback_url")."""
+
     def refuse(why: str) -> ValidationError:
         return ValidationError(f"callback_url refused: {why}", field="callback_url")
 

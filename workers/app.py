@@ -1,8 +1,8 @@
 """The Celery app. Run one worker pool per queue set (see config/celery.py and docs/execution.md):
 
-    tempr worker --queues retrieve,fuse                       # strategies, analysis, fusion
-    tempr worker --queues rerank --pool threads --concurrency 8   # one model, batched, GPU if any
-    tempr worker --queues ingest,webhooks
+tempr worker --queues retrieve,fuse                       # strategies, analysis, fusion
+tempr worker --queues rerank --pool threads --concurrency 8   # one model, batched, GPU if any
+tempr worker --queues ingest,webhooks
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ def make_app(broker_url: str | None = None, result_backend: str | None = None) -
 
     def conf() -> dict[str, Any]:
         res = get_resources()
-        return celery_config(res.settings, broker_url or res.endpoints.broker_url,
-                             result_backend or res.endpoints.result_backend)
+        return celery_config(
+            res.settings, broker_url or res.endpoints.broker_url, result_backend or res.endpoints.result_backend
+        )
 
     new.add_defaults(conf)
     return new

@@ -45,7 +45,11 @@ def _multiproc_dir() -> Path:
 METRICS_DIR = _multiproc_dir()
 
 from prometheus_client import (  # noqa: E402 - the multi-process dir must be set before the import
-    CollectorRegistry, Counter, Histogram, generate_latest, values,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    values,
 )
 from prometheus_client.core import GaugeMetricFamily  # noqa: E402
 from prometheus_client.multiprocess import MultiProcessCollector  # noqa: E402
@@ -54,15 +58,20 @@ if values.ValueClass is values.MutexValue:  # prometheus_client was imported bef
     values.ValueClass = values.MultiProcessValue()
 
 _LATENCY = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
-STAGE_SECONDS = Histogram("tempr_stage_seconds", "Recall latency per stage (queue.* = time waiting in a queue)",
-                          ["stage"], buckets=_LATENCY)
+STAGE_SECONDS = Histogram(
+    "tempr_stage_seconds", "Recall latency per stage (queue.* = time waiting in a queue)", ["stage"], buckets=_LATENCY
+)
 RECALLS = Counter("tempr_recalls_total", "Recall jobs by outcome", ["outcome"])
 CACHE_REQUESTS = Counter("tempr_cache_requests_total", "Recall cache lookups", ["result"])
 STRATEGY_DEGRADED = Counter("tempr_strategy_degraded_total", "Strategies that failed or timed out", ["strategy"])
-RERANK_BATCH_PAIRS = Histogram("tempr_rerank_batch_pairs", "Pairs per cross-encoder call",
-                               buckets=(1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048))
-RERANK_BATCH_REQUESTS = Histogram("tempr_rerank_batch_requests", "Rerank requests merged into one model call",
-                                  buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32, 64))
+RERANK_BATCH_PAIRS = Histogram(
+    "tempr_rerank_batch_pairs", "Pairs per cross-encoder call", buckets=(1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+)
+RERANK_BATCH_REQUESTS = Histogram(
+    "tempr_rerank_batch_requests",
+    "Rerank requests merged into one model call",
+    buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32, 64),
+)
 WEBHOOKS = Counter("tempr_webhook_deliveries_total", "Webhook delivery attempts by outcome", ["outcome"])
 
 

@@ -36,8 +36,9 @@ class _Request:
 
 
 class RerankBatcher:
-    def __init__(self, reranker: Reranker, *, max_pairs: int = 512, wait_ms: float = 10.0,
-                 on_batch: OnBatch | None = None) -> None:
+    def __init__(
+        self, reranker: Reranker, *, max_pairs: int = 512, wait_ms: float = 10.0, on_batch: OnBatch | None = None
+    ) -> None:
         self.reranker = reranker
         self.max_pairs = max(1, int(max_pairs))
         self.wait_s = max(0.0, wait_ms / 1000.0)
@@ -108,7 +109,7 @@ class RerankBatcher:
         try:
             scores: list[float] = []
             for start in range(0, len(pairs), self.max_pairs):
-                chunk = pairs[start:start + self.max_pairs]
+                chunk = pairs[start : start + self.max_pairs]
                 scores.extend(self.reranker.score_pairs(chunk))
                 self._record(len(batch) if start == 0 else 1, len(chunk))
         except Exception as exc:  # noqa: BLE001 - hand any model failure to every waiting caller
@@ -117,7 +118,7 @@ class RerankBatcher:
             return
         offset = 0
         for r in batch:
-            r.future.set_result(scores[offset:offset + len(r.pairs)])
+            r.future.set_result(scores[offset : offset + len(r.pairs)])
             offset += len(r.pairs)
 
     def _record(self, requests: int, pairs: int) -> None:
@@ -126,7 +127,7 @@ class RerankBatcher:
         if self.on_batch is not None:
             try:
                 self.on_batch(requests, pairs)
-            except Exception:  # noqa: BLE001 - metrics must never break scoring
+            except Exception:
                 log.exception("rerank batch metrics hook failed")
 
 
@@ -154,16 +155,21 @@ def process_reranker() -> BatchingReranker | None:
         from workers.resources import get_resources
 
         s = get_resources().settings
-        inner = make_reranker(s.reranker_model, calibrated=s.reranker_calibrated,
-                              batch_size=s.reranker_batch_size, device=s.reranker_device)
+        inner = make_reranker(
+            s.reranker_model,
+            calibrated=s.reranker_calibrated,
+            batch_size=s.reranker_batch_size,
+            device=s.reranker_device,
+        )
         if inner is None:
             return None
         with _process_lock:
             if _process_reranker is None:
                 from workers.metrics import observe_batch
 
-                batcher = RerankBatcher(inner, max_pairs=s.rerank_batch_max_pairs,
-                                        wait_ms=s.rerank_batch_wait_ms, on_batch=observe_batch)
+                batcher = RerankBatcher(
+                    inner, max_pairs=s.rerank_batch_max_pairs, wait_ms=s.rerank_batch_wait_ms, on_batch=observe_batch
+                )
                 _process_reranker = BatchingReranker(inner, batcher)
     return _process_reranker
 
@@ -176,12 +182,13 @@ def reset_after_fork() -> None:
 
 def warm_up() -> None:
     """Load the model in the background so the first request does not pay for it."""
+
     def run() -> None:
         try:
             reranker = process_reranker()
             if reranker is not None:
                 reranker.score_pairs([("warm up", "warm up")])
-        except Exception:  # noqa: BLE001 - warm-up is best effort; the first request retries the load
+        except Exception:
             log.exception("rerank warm-up failed")
 
     threading.Thread(target=run, name="rerank-warm-up", daemon=True).start()

@@ -47,7 +47,9 @@ class Resources:
     def embedder(self) -> Any:
         from tempr.providers.embedder import make_embedder
 
-        return self._get("embedder", lambda: make_embedder(self.settings.embedder, batch_size=self.settings.embed_batch_size))
+        return self._get(
+            "embedder", lambda: make_embedder(self.settings.embedder, batch_size=self.settings.embed_batch_size)
+        )
 
     @property
     def extractor(self) -> Any:
@@ -61,9 +63,15 @@ class Resources:
         from tempr.providers.reranker import make_reranker
 
         s = self.settings
-        return self._get("reranker", lambda: make_reranker(
-            s.reranker_model, calibrated=s.reranker_calibrated, batch_size=s.reranker_batch_size,
-            device=s.reranker_device))
+        return self._get(
+            "reranker",
+            lambda: make_reranker(
+                s.reranker_model,
+                calibrated=s.reranker_calibrated,
+                batch_size=s.reranker_batch_size,
+                device=s.reranker_device,
+            ),
+        )
 
     def reset_after_fork(self) -> None:
         engine = self._cache.pop("engine", None)

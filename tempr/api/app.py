@@ -30,8 +30,13 @@ def create_app(*, celery_app: Celery | None = None, resources: Any = None) -> Fa
         from workers.resources import get_resources
 
         resources = get_resources()
-    app = FastAPI(title="tempr", version="0.1.0", docs_url="/docs", openapi_url="/openapi.json",
-                  description="TEMPR recall for AI-agent memory, served by a Celery worker fleet.")
+    app = FastAPI(
+        title="tempr",
+        version="0.1.0",
+        docs_url="/docs",
+        openapi_url="/openapi.json",
+        description="TEMPR recall for AI-agent memory, served by a Celery worker fleet.",
+    )
     app.state.gateway = Gateway(celery_app, resources)
     errors.install(app)
     for module in (routes_recall, routes_jobs, routes_banks):

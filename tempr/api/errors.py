@@ -18,7 +18,13 @@ from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from config.errors import (
-    AllStrategiesFailed, NotFound, RecallError, RecallTimeout, ServiceError, TemprError, ValidationError,
+    AllStrategiesFailed,
+    NotFound,
+    RecallError,
+    RecallTimeout,
+    ServiceError,
+    TemprError,
+    ValidationError,
 )
 
 log = logging.getLogger(__name__)
@@ -69,8 +75,7 @@ def _status_for(exc: BaseException) -> int:
 def _tempr(_: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, JobError):
         cause = exc.cause
-        payload = body(type(cause).__name__, str(cause), None, job_id=exc.job_id,
-                       status_url=f"/v1/jobs/{exc.job_id}")
+        payload = body(type(cause).__name__, str(cause), None, job_id=exc.job_id, status_url=f"/v1/jobs/{exc.job_id}")
         return JSONResponse(payload, status_code=_status_for(cause))
     to_dict = getattr(exc, "to_dict", None)
     payload = to_dict() if callable(to_dict) else body(type(exc).__name__, str(exc))

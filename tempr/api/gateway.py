@@ -30,8 +30,14 @@ class Gateway:
         return JobStore(client, self.settings.job_result_ttl_s, breaker)
 
     def enqueue(self, bank_id: str, request: RecallRequest, idempotency_key: str | None) -> RecallJob:
-        return recall_async(bank_id, request, app=self.celery_app, store=self.store, settings=self.settings,
-                            idempotency_key=idempotency_key)
+        return recall_async(
+            bank_id,
+            request,
+            app=self.celery_app,
+            store=self.store,
+            settings=self.settings,
+            idempotency_key=idempotency_key,
+        )
 
 
 def gateway(request: Request) -> Gateway:

@@ -16,14 +16,25 @@ from tempr.ingest.pipeline import IngestDeps, check_bank_id, ingest_facts
 from tempr.store.ingest_repo import delete_bank
 
 router = APIRouter(tags=["banks"])
-_EXAMPLE = [{"id": "f1", "text": "Alice joined Google in March 2023.", "occurred_start": "2023-03-01",
-             "entities": ["Alice", "Google"]}]
+_EXAMPLE = [
+    {
+        "id": "f1",
+        "text": "Alice joined Google in March 2023.",
+        "occurred_start": "2023-03-01",
+        "entities": ["Alice", "Google"],
+    }
+]
 
 
-@router.post("/v1/default/banks/{bank_id}/facts",
-             responses={422: {"description": "a bad fact: the body names its line (array index + 1) and field"}})
-def ingest(bank_id: str, request: Request,
-           facts: Any = Body(..., description="A JSON array of facts (the JSONL schema)", examples=[_EXAMPLE])) -> dict[str, Any]:
+@router.post(
+    "/v1/default/banks/{bank_id}/facts",
+    responses={422: {"description": "a bad fact: the body names its line (array index + 1) and field"}},
+)
+def ingest(
+    bank_id: str,
+    request: Request,
+    facts: Any = Body(..., description="A JSON array of facts (the JSONL schema)", examples=[_EXAMPLE]),
+) -> dict[str, Any]:
     """Validate every fact first, then embed, extract entities, link and write in one transaction."""
     res = gateway(request).resources
     parsed = parse_array(facts)

@@ -20,13 +20,18 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"description": "every strategy failed, or a service is down"},
     504: {"description": "not answered in time; the body carries job_id to poll GET /v1/jobs/{job_id}"},
 }
-IDEMPOTENCY = Header(None, alias="Idempotency-Key", max_length=256,
-                     description="A retried request with the same key returns the same job")
+IDEMPOTENCY = Header(
+    None,
+    alias="Idempotency-Key",
+    max_length=256,
+    description="A retried request with the same key returns the same job",
+)
 
 
 @router.post("/v1/default/banks/{bank_id}/memories/recall", response_model=RecallResponse, responses=_ERRORS)
-async def recall(bank_id: str, body: RecallRequest, request: Request,
-                 idempotency_key: str | None = IDEMPOTENCY) -> RecallResponse:
+async def recall(
+    bank_id: str, body: RecallRequest, request: Request, idempotency_key: str | None = IDEMPOTENCY
+) -> RecallResponse:
     """Enqueue the recall and wait for it: up to TEMPR_API_WAIT_TIMEOUT_S or the request's deadline,
     whichever comes first; then 504 with the job id."""
     gw = gateway(request)
@@ -39,10 +44,16 @@ async def recall(bank_id: str, body: RecallRequest, request: Request,
 
 
 @router.post("/v1/default/banks/{bank_id}/memories/recall/async", status_code=202, responses=_ERRORS)
-async def recall_async(bank_id: str, body: RecallRequest, request: Request,
-                       idempotency_key: str | None = IDEMPOTENCY) -> dict[str, Any]:
+async def recall_async(
+    bank_id: str, body: RecallRequest, request: Request, idempotency_key: str | None = IDEMPOTENCY
+) -> dict[str, Any]:
     """Enqueue the recall and return its job id at once (202); poll GET /v1/jobs/{job_id} or set
     callback_url to have the result POSTed."""
     job = await run_in_threadpool(gateway(request).enqueue, bank_id, body, idempotency_key)
-    return {"job_id": job.id, "status": "queued", "status_url": f"/v1/jobs/{job.id}", "deadline": job.deadline,
-            "reused": job.reused}
+    return {
+        "job_id": job.id,
+        "status": "queued",
+        "status_url": f"/v1/jobs/{job.id}",
+        "deadline": job.deadline,
+        "reused": job.reused,
+    }

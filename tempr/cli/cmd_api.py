@@ -22,6 +22,12 @@ def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     import workers.metrics  # noqa: F401 - sets PROMETHEUS_MULTIPROC_DIR before uvicorn forks workers
 
-    uvicorn.run("tempr.api.app:create_app", factory=True, host=args.host or settings.api_host,
-                port=args.port or settings.api_port, workers=args.workers, log_level=args.log_level)
+    uvicorn.run(
+        "tempr.api.app:create_app",
+        factory=True,
+        host=args.host or settings.api_host,
+        port=args.port or settings.api_port,
+        workers=args.workers,
+        log_level=args.log_level,
+    )
     return 0

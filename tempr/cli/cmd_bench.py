@@ -17,16 +17,31 @@ NAMES = ("quality", "latency", "scale", "ingest", "all")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="run the benchmarks (LoCoMo quality, latency, scale, ingest)",
-                       description="Run a benchmark; full runs rewrite their section of BENCHMARKS.md and their plots.")
+    p = sub.add_parser(
+        "bench",
+        help="run the benchmarks (LoCoMo quality, latency, scale, ingest)",
+        description="Run a benchmark; full runs rewrite their section of BENCHMARKS.md and their plots.",
+    )
     p.add_argument("name", choices=NAMES, help="which benchmark (all: every one, as `make bench` does)")
-    p.add_argument("--quick", action="store_true",
-                   help="a small smoke run (1 conversation / 20 questions, small banks); prints, writes nothing")
-    p.add_argument("--write", dest="write", action="store_true", default=None,
-                   help="write BENCHMARKS.md and plots even for a --quick run")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a small smoke run (1 conversation / 20 questions, small banks); prints, writes nothing",
+    )
+    p.add_argument(
+        "--write",
+        dest="write",
+        action="store_true",
+        default=None,
+        help="write BENCHMARKS.md and plots even for a --quick run",
+    )
     p.add_argument("--no-write", dest="write", action="store_false", help="print only")
-    p.add_argument("--locomo", type=Path, default=None,
-                   help="folder of LoCoMo conversations (default: ../shared/bench/locomo-dev from the repo root)")
+    p.add_argument(
+        "--locomo",
+        type=Path,
+        default=None,
+        help="folder of LoCoMo conversations (default: ../shared/bench/locomo-dev from the repo root)",
+    )
     p.add_argument("--conversations", help="quality: comma-separated conversation names (e.g. 26,30)")
     p.add_argument("--questions", type=int, help="quality: at most this many questions per conversation")
     p.add_argument("--in-process-only", action="store_true", help="quality: skip the run through the workers")
@@ -39,8 +54,9 @@ def _bench_importable() -> None:
     """Put the checkout's root on sys.path so its ``bench`` package imports from any working directory."""
     root = Path(__file__).resolve().parents[2]
     if not (root / "bench" / "__init__.py").exists():
-        raise ValidationError("the bench package is missing: run `tempr bench` from a checkout of the repository",
-                              field="bench")
+        raise ValidationError(
+            "the bench package is missing: run `tempr bench` from a checkout of the repository", field="bench"
+        )
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
 
@@ -52,9 +68,8 @@ def run(args: argparse.Namespace) -> int:
     options = suite.Options(quick=args.quick, write=args.write, via_workers=not args.in_process_only)
     if args.locomo is not None:
         options.locomo = args.locomo
-    if not options.locomo.is_dir():
-        if args.name in ("quality", "all"):
-            raise ValidationError(f"no LoCoMo folder at {options.locomo} (use --locomo DIR)", field="locomo")
+    if not options.locomo.is_dir() and args.name in ("quality", "all"):
+        raise ValidationError(f"no LoCoMo folder at {options.locomo} (use --locomo DIR)", field="locomo")
     if args.conversations:
         options.conversations = [c.strip() for c in args.conversations.split(",") if c.strip()]
     options.questions = args.questions

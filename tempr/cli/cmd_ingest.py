@@ -40,14 +40,15 @@ def run(args: argparse.Namespace) -> int:
     facts = list(parse_jsonl(_read_lines(args.file)))
     res = get_resources()
     deps = IngestDeps(res.engine, res.embedder, res.extractor, res.settings)
-    with tqdm(total=len(facts) * 2, unit="step", desc=f"ingest {args.bank}", disable=args.json,
-              file=sys.stderr) as bar:
+    with tqdm(total=len(facts) * 2, unit="step", desc=f"ingest {args.bank}", disable=args.json, file=sys.stderr) as bar:
         report = ingest_facts(args.bank, facts, deps, progress=lambda _stage, n: bar.update(n))
         bar.update(bar.total - bar.n)
     if args.json:
         print(json.dumps(report.to_dict()))
     else:
-        print(f"bank {report.bank_id}: {report.received} facts read, {report.inserted} inserted, "
-              f"{report.skipped} already present; {report.entity_links} entity links, "
-              f"links {report.links}; {report.elapsed_s:.1f}s ({report.facts_per_s:.0f} facts/s)")
+        print(
+            f"bank {report.bank_id}: {report.received} facts read, {report.inserted} inserted, "
+            f"{report.skipped} already present; {report.entity_links} entity links, "
+            f"links {report.links}; {report.elapsed_s:.1f}s ({report.facts_per_s:.0f} facts/s)"
+        )
     return 0

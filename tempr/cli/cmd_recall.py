@@ -32,9 +32,14 @@ def build_request(args: argparse.Namespace) -> RecallRequest:
         return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
     body: dict[str, Any] = {
-        "query": args.query, "budget": args.budget, "max_tokens": args.max_tokens,
-        "types": split(args.types), "tags": split(args.tags), "tags_match": args.tags_match,
-        "query_timestamp": args.query_timestamp, "trace": args.trace,
+        "query": args.query,
+        "budget": args.budget,
+        "max_tokens": args.max_tokens,
+        "types": split(args.types),
+        "tags": split(args.tags),
+        "tags_match": args.tags_match,
+        "query_timestamp": args.query_timestamp,
+        "trace": args.trace,
     }
     if args.include_chunks:
         body["include"] = {"entities": True, "chunks": {}}
@@ -60,15 +65,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_table(response: RecallResponse, *, width: int = 88) -> None:
-    print(f"bank {response.bank_id} · budget {response.budget} · reranker {response.reranker}"
-          + (f" · degraded: {', '.join(response.degraded)}" if response.degraded else "")
-          + (f" · cache {response.cache}" if response.cache else ""))
+    print(
+        f"bank {response.bank_id} · budget {response.budget} · reranker {response.reranker}"
+        + (f" · degraded: {', '.join(response.degraded)}" if response.degraded else "")
+        + (f" · cache {response.cache}" if response.cache else "")
+    )
     if not response.results:
         print("  (no memories matched)")
     for rank, r in enumerate(response.results, start=1):
         when = (r.occurred_start or r.mentioned_at or "")[:10]
         text = r.text if len(r.text) <= width else r.text[: width - 1] + "…"
-        arms = "".join(k[0].upper() for k in ("semantic", "keyword", "graph", "temporal") if getattr(r.scores, k) is not None)
+        arms = "".join(
+            k[0].upper() for k in ("semantic", "keyword", "graph", "temporal") if getattr(r.scores, k) is not None
+        )
         print(f"{rank:>3}. {r.scores.final:.3f} [{arms:<4}] {when:<10} {text}")
     if response.trace:
         print(json.dumps(response.trace.get("timings_ms", {}), indent=None))

@@ -52,9 +52,7 @@ def _strategy_name(raw: str, part: str) -> str:
 def _boost_level(raw: str, part: str) -> str:
     if raw not in BOOST_DIVISORS:
         allowed = ", ".join(BOOST_DIVISORS)
-        raise ValueError(
-            f"unknown boost level {raw!r} in boost {part!r}; expected one of {allowed}"
-        )
+        raise ValueError(f"unknown boost level {raw!r} in boost {part!r}; expected one of {allowed}")
     return raw
 
 
@@ -88,9 +86,7 @@ def boosted_rank(rank: int, level: str | None) -> float:
     return rank / BOOST_DIVISORS[_boost_level(level, level)]
 
 
-def rrf_score(
-    ranks: Mapping[str, int], *, k: int = RRF_K, boosts: Mapping[str, str] | None = None
-) -> float:
+def rrf_score(ranks: Mapping[str, int], *, k: int = RRF_K, boosts: Mapping[str, str] | None = None) -> float:
     """``sum 1/(k + rank')`` over a memory's per-strategy ranks.
 
     Public so callers can recompute the *unboosted* score of a FusedCandidate from

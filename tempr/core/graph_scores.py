@@ -77,6 +77,4 @@ def multi_hop_depth(level: str) -> int:
     try:
         return HOP_DEPTHS[level]
     except KeyError:
-        raise ValueError(
-            f"unknown budget level {level!r}; expected one of {tuple(HOP_DEPTHS)}"
-        ) from None
+        raise ValueError(f"unknown budget level {level!r}; expected one of {tuple(HOP_DEPTHS)}") from None

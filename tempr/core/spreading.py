@@ -78,9 +78,7 @@ def _fill_buckets(
     return slices
 
 
-def _round_picks(
-    slices: Sequence[Sequence[SpreadCandidate]], round_no: int
-) -> list[SpreadCandidate]:
+def _round_picks(slices: Sequence[Sequence[SpreadCandidate]], round_no: int) -> list[SpreadCandidate]:
     """The ``round_no``-th best of every bucket that has one, strongest first."""
     picks = [(b, members[round_no]) for b, members in enumerate(slices) if len(members) > round_no]
     picks.sort(key=lambda p: (-_relevance(p[1][2]), p[0], p[1][0]))

@@ -123,7 +123,7 @@ class TimeWindow:
 
 @dataclass(frozen=True)
 class EventAnchor:
-    """"before/after/since/until <event>": the event text to look up in the bank."""
+    """ "before/after/since/until <event>": the event text to look up in the bank."""
 
     side: str  # "before" | "after"
     event: str

@@ -42,9 +42,14 @@ class IngestReport:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "bank_id": self.bank_id, "received": self.received, "inserted": self.inserted,
-            "skipped": self.skipped, "entity_links": self.entity_links, "links": self.links,
-            "elapsed_s": round(self.elapsed_s, 3), "facts_per_s": round(self.facts_per_s, 1),
+            "bank_id": self.bank_id,
+            "received": self.received,
+            "inserted": self.inserted,
+            "skipped": self.skipped,
+            "entity_links": self.entity_links,
+            "links": self.links,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "facts_per_s": round(self.facts_per_s, 1),
         }
 
 
@@ -108,9 +113,9 @@ def _prepare(
     step = max(deps.settings.embed_batch_size * 4, 64)
     vectors = []
     for start in range(0, len(texts), step):
-        vectors.extend(deps.embedder.embed(texts[start:start + step]))
+        vectors.extend(deps.embedder.embed(texts[start : start + step]))
         if progress:
-            progress("embed", len(texts[start:start + step]))
+            progress("embed", len(texts[start : start + step]))
     need = [i for i, (_, f) in enumerate(facts) if f.entities is None]
     extracted = dict(zip(need, deps.extractor.extract([texts[i] for i in need]), strict=True))
     rows, names = [], {}
@@ -123,12 +128,21 @@ def _prepare(
 
 def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, object]:
     return {
-        "id": unit_id, "bank_id": bank_id, "fact_id": fact.key, "text": fact.text,
-        "context": fact.context, "fact_type": fact.fact_type, "embedding": vector,
-        "occurred_start": fact.occurred_start, "occurred_end": fact.occurred_end,
-        "mentioned_at": fact.mentioned_at, "proof_count": fact.proof_count or 1,
-        "tags": sorted(set(fact.tags or [])), "metadata": fact.metadata or {},
-        "document_id": fact.document_id, "chunk_id": fact.chunk.id if fact.chunk else None,
+        "id": unit_id,
+        "bank_id": bank_id,
+        "fact_id": fact.key,
+        "text": fact.text,
+        "context": fact.context,
+        "fact_type": fact.fact_type,
+        "embedding": vector,
+        "occurred_start": fact.occurred_start,
+        "occurred_end": fact.occurred_end,
+        "mentioned_at": fact.mentioned_at,
+        "proof_count": fact.proof_count or 1,
+        "tags": sorted(set(fact.tags or [])),
+        "metadata": fact.metadata or {},
+        "document_id": fact.document_id,
+        "chunk_id": fact.chunk.id if fact.chunk else None,
     }
 
 
@@ -154,9 +168,11 @@ def _write(
         report.entity_links = repo.link_entities(conn, bank_id, {u: n for u, n in names.items() if u in keep})
         report.links = {
             "semantic": repo.add_semantic_links(
-                conn, bank_id, inserted, threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k),
+                conn, bank_id, inserted, threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k
+            ),
             "temporal": repo.add_temporal_links(
-                conn, bank_id, inserted, window_hours=s.temporal_link_window_hours, top_k=s.temporal_link_top_k),
+                conn, bank_id, inserted, window_hours=s.temporal_link_window_hours, top_k=s.temporal_link_top_k
+            ),
             "causal": repo.add_causal_links(conn, _causal_pairs(bank_id, facts, keep)),
         }
         repo.update_bank_stats(conn, bank_id, inserted)

@@ -7,7 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from tempr.core import (
-    DEFAULT_ALPHAS, combined_score, pack, packing_pool_size, proof_signal, recency_signal, temporal_proximity_signal,
+    DEFAULT_ALPHAS,
+    combined_score,
+    pack,
+    packing_pool_size,
+    proof_signal,
+    recency_signal,
+    temporal_proximity_signal,
 )
 from tempr.core.rank_boost import promote
 from tempr.core.types import FusedCandidate, StrategyResult
@@ -49,13 +55,21 @@ def finish(
         entities=_entities(units, packed.kept) if req.include.wants_entities else None,
         chunks=chunks,
         trace=_trace(plan, results, candidates, outcome, scored, packed, timings) if req.trace else None,
-        bank_id=plan.bank_id, budget=plan.budget, reranker=outcome.reranker,
-        degraded=[r.strategy.value for r in results if r.error], timings_ms=timings,
+        bank_id=plan.bank_id,
+        budget=plan.budget,
+        reranker=outcome.reranker,
+        degraded=[r.strategy.value for r in results if r.error],
+        timings_ms=timings,
     )
 
 
-def _score(plan: QueryPlan, candidates: Sequence[FusedCandidate], ce: dict[str, float],
-           units: dict[str, dict[str, Any]], alphas: tuple[float, float, float]) -> list[dict[str, Any]]:
+def _score(
+    plan: QueryPlan,
+    candidates: Sequence[FusedCandidate],
+    ce: dict[str, float],
+    units: dict[str, dict[str, Any]],
+    alphas: tuple[float, float, float],
+) -> list[dict[str, Any]]:
     now, windows = plan.now_dt, plan.time_windows
     scored = []
     for order, c in enumerate(candidates):
@@ -65,8 +79,11 @@ def _score(plan: QueryPlan, candidates: Sequence[FusedCandidate], ce: dict[str, 
         when = occurrence(unit)
         temporal = max((temporal_proximity_signal(when, w) for w in windows), default=0.5)
         final, parts = combined_score(
-            ce.get(c.id, 0.0), recency=recency_signal(when, now), temporal=temporal,
-            proof=proof_signal(unit["proof_count"]), alphas=alphas,
+            ce.get(c.id, 0.0),
+            recency=recency_signal(when, now),
+            temporal=temporal,
+            proof=proof_signal(unit["proof_count"]),
+            alphas=alphas,
         )
         scored.append({"id": c.id, "final": final, "order": order, "components": parts})
     scored.sort(key=lambda s: (-s["final"], s["order"]))
@@ -77,19 +94,30 @@ def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _result(unit: dict[str, Any], s: dict[str, Any], c: FusedCandidate, outcome: RerankOutcome,
-            with_entities: bool) -> RecallResult:
+def _result(
+    unit: dict[str, Any], s: dict[str, Any], c: FusedCandidate, outcome: RerankOutcome, with_entities: bool
+) -> RecallResult:
     return RecallResult(
-        id=unit["id"], fact_id=unit["fact_id"], text=unit["text"], type=unit["type"],
-        entities=unit.get("entities") if with_entities else None, context=unit.get("context"),
-        occurred_start=_iso(unit.get("occurred_start")), occurred_end=_iso(unit.get("occurred_end")),
-        mentioned_at=_iso(unit.get("mentioned_at")), document_id=unit.get("document_id"),
-        metadata=unit.get("metadata") or {}, chunk_id=unit.get("chunk_id"), tags=unit.get("tags") or [],
+        id=unit["id"],
+        fact_id=unit["fact_id"],
+        text=unit["text"],
+        type=unit["type"],
+        entities=unit.get("entities") if with_entities else None,
+        context=unit.get("context"),
+        occurred_start=_iso(unit.get("occurred_start")),
+        occurred_end=_iso(unit.get("occurred_end")),
+        mentioned_at=_iso(unit.get("mentioned_at")),
+        document_id=unit.get("document_id"),
+        metadata=unit.get("metadata") or {},
+        chunk_id=unit.get("chunk_id"),
+        tags=unit.get("tags") or [],
         scores=RecallScores(
             final=round(s["final"], 6),
             reranker=None if outcome.reranker == RRF_FALLBACK else outcome.scores.get(c.id),
-            semantic=c.scores.get("semantic"), keyword=c.scores.get("keyword"),
-            graph=c.scores.get("graph"), temporal=c.scores.get("temporal"),
+            semantic=c.scores.get("semantic"),
+            keyword=c.scores.get("keyword"),
+            graph=c.scores.get("graph"),
+            temporal=c.scores.get("temporal"),
         ),
     )
 
@@ -136,22 +164,41 @@ def _truncate(text: str, tokens: int, ctx: RecallContext) -> str:
     return " ".join(out)
 
 
-def _trace(plan: QueryPlan, results: Sequence[StrategyResult], candidates: Sequence[FusedCandidate],
-           outcome: RerankOutcome, scored: list[dict[str, Any]], packed: Any, timings: dict[str, float]) -> dict[str, Any]:
+def _trace(
+    plan: QueryPlan,
+    results: Sequence[StrategyResult],
+    candidates: Sequence[FusedCandidate],
+    outcome: RerankOutcome,
+    scored: list[dict[str, Any]],
+    packed: Any,
+    timings: dict[str, float],
+) -> dict[str, Any]:
     return {
-        "query": plan.req.query, "budget": plan.budget, "depth": plan.depth, "now": plan.now,
-        "temporal": plan.temporal_trace, "strategy_boosts": plan.boosts,
+        "query": plan.req.query,
+        "budget": plan.budget,
+        "depth": plan.depth,
+        "now": plan.now,
+        "temporal": plan.temporal_trace,
+        "strategy_boosts": plan.boosts,
         "strategies": {
-            r.strategy.value: {"hits": [[h.id, h.score] for h in r.hits], "error": r.error,
-                               "elapsed_ms": r.elapsed_ms, "detail": r.detail}
+            r.strategy.value: {
+                "hits": [[h.id, h.score] for h in r.hits],
+                "error": r.error,
+                "elapsed_ms": r.elapsed_ms,
+                "detail": r.detail,
+            }
             for r in results
         },
         "fusion": [{"id": c.id, "rrf": c.rrf_score, "ranks": c.ranks} for c in candidates],
         "rerank": {"reranker": outcome.reranker, "scores": outcome.scores, "raw": outcome.raw},
         "boosts": [{"id": s["id"], **s["components"]} for s in scored],
         "packing": [
-            {"id": scored[d.index]["id"], "tokens": d.tokens, "outcome": d.outcome,
-             "remaining_before": d.remaining_before}
+            {
+                "id": scored[d.index]["id"],
+                "tokens": d.tokens,
+                "outcome": d.outcome,
+                "remaining_before": d.remaining_before,
+            }
             for d in packed.decisions
         ],
         "timings_ms": timings,

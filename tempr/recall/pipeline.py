@@ -35,8 +35,9 @@ def run_strategies(plan: QueryPlan, ctx: RecallContext) -> list[StrategyResult]:
         return list(pool.map(one, ALL_STRATEGIES))
 
 
-def complete(plan: QueryPlan, results: list[StrategyResult], ctx: RecallContext,
-             timings_ms: dict[str, float]) -> RecallResponse:
+def complete(
+    plan: QueryPlan, results: list[StrategyResult], ctx: RecallContext, timings_ms: dict[str, float]
+) -> RecallResponse:
     """Everything after the strategies: shared by the in-process and the chord paths' tests."""
     if all(r.error for r in results):
         raise AllStrategiesFailed("; ".join(f"{r.strategy.value}: {r.error}" for r in results))

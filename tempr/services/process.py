@@ -92,11 +92,20 @@ def run(cmd: Sequence[str], *, user: str | None = None, env: dict[str, str] | No
     """Run a command (as ``user`` when given), raising ServiceError with its output on failure."""
     try:
         done = subprocess.run(
-            list(cmd), user=user, group=user, extra_groups=[] if user else None, env=env,
-            capture_output=True, text=True, timeout=120, check=False,
+            list(cmd),
+            user=user,
+            group=user,
+            extra_groups=[] if user else None,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ServiceError(f"could not run {cmd[0]}: {exc}") from exc
     if done.returncode != 0:
-        raise ServiceError(f"{Path(cmd[0]).name} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
+        raise ServiceError(
+            f"{Path(cmd[0]).name} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}"
+        )
     return done.stdout

@@ -7,9 +7,9 @@ job results and a cache, all of which can be rebuilt.
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,11 +62,27 @@ class LocalRedis:
         port = self._stored_port()
         if not port or not process.port_is_free(port):
             port = process.free_port()
-        process.run([
-            redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--daemonize", "yes", "--dir", str(self.root),
-            "--pidfile", str(self.pidfile), "--logfile", str(self.log),
-        ])
+        process.run(
+            [
+                redis_binary(),
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "yes",
+                "--dir",
+                str(self.root),
+                "--pidfile",
+                str(self.pidfile),
+                "--logfile",
+                str(self.log),
+            ]
+        )
         self.port_file.write_text(str(port))
         client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
         process.wait_until(lambda: _pings(client), timeout=15, what=f"Redis on port {port}")

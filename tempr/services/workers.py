@@ -21,9 +21,24 @@ DEFAULT_QUEUES = "retrieve,fuse,rerank,ingest,webhooks"
 
 def worker_command(queues: str, *, concurrency: int, pool: str, name: str, loglevel: str = "INFO") -> list[str]:
     return [
-        sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", queues,
-        "--concurrency", str(concurrency), "--pool", pool, "-n", f"{name}@%h", "--loglevel", loglevel,
-        "--without-gossip", "--without-mingle",
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "workers.app",
+        "worker",
+        "-Q",
+        queues,
+        "--concurrency",
+        str(concurrency),
+        "--pool",
+        pool,
+        "-n",
+        f"{name}@%h",
+        "--loglevel",
+        loglevel,
+        "--without-gossip",
+        "--without-mingle",
     ]
 
 
@@ -50,8 +65,11 @@ class DetachedWorkers:
         log = open(self.root / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
         child = subprocess.Popen(
             worker_command(queues, concurrency=concurrency, pool=pool, name=name),
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
         )
         self.pidfile(name).write_text(str(child.pid))
         return child.pid

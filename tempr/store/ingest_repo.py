@@ -56,8 +56,10 @@ def insert_documents(conn: Connection, bank_id: str, document_ids: Iterable[str]
 def insert_chunks(conn: Connection, bank_id: str, chunks: Sequence[dict[str, Any]]) -> None:
     if chunks:
         conn.execute(
-            text("INSERT INTO chunks (bank_id, id, document_id, text) VALUES (:b, :id, :document_id, :text) "
-                 "ON CONFLICT DO NOTHING"),
+            text(
+                "INSERT INTO chunks (bank_id, id, document_id, text) VALUES (:b, :id, :document_id, :text) "
+                "ON CONFLICT DO NOTHING"
+            ),
             [{"b": bank_id, **c} for c in chunks],
         )
 
@@ -85,8 +87,10 @@ def insert_units(conn: Connection, rows: Sequence[dict[str, Any]], text_config: 
     conn.execute(_INSERT_UNIT, [{**r, "cfg": text_config} for r in rows])
     inserted = conn.execute(
         # created_at defaults to now(), the transaction's start: it marks the rows this batch wrote.
-        text("UPDATE memory_units SET doc_len = (SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) "
-             "FROM unnest(search_vector)) WHERE id = ANY(CAST(:ids AS uuid[])) AND created_at = now() RETURNING id::text"),
+        text(
+            "UPDATE memory_units SET doc_len = (SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) "
+            "FROM unnest(search_vector)) WHERE id = ANY(CAST(:ids AS uuid[])) AND created_at = now() RETURNING id::text"
+        ),
         {"ids": [r["id"] for r in rows]},
     )
     return [r[0] for r in inserted]
@@ -99,8 +103,10 @@ def link_entities(conn: Connection, bank_id: str, unit_names: dict[str, list[str
         return 0
     names = sorted({n for _, n in pairs}, key=str.lower)
     conn.execute(
-        text("INSERT INTO entities (bank_id, canonical_name) SELECT :b, unnest(CAST(:names AS text[])) "
-             "ON CONFLICT (bank_id, lower(canonical_name)) DO NOTHING"),
+        text(
+            "INSERT INTO entities (bank_id, canonical_name) SELECT :b, unnest(CAST(:names AS text[])) "
+            "ON CONFLICT (bank_id, lower(canonical_name)) DO NOTHING"
+        ),
         {"b": bank_id, "names": names},
     )
     result = conn.execute(
@@ -141,7 +147,9 @@ def add_semantic_links(conn: Connection, bank_id: str, unit_ids: Sequence[str], 
     return result.rowcount or 0
 
 
-def add_temporal_links(conn: Connection, bank_id: str, unit_ids: Sequence[str], *, window_hours: float, top_k: int) -> int:
+def add_temporal_links(
+    conn: Connection, bank_id: str, unit_ids: Sequence[str], *, window_hours: float, top_k: int
+) -> int:
     """Link each new dated unit to its nearest-in-time neighbours within the window.
 
     weight = 1 - |dt| / window, so facts of the same moment link at 1.0.

@@ -94,9 +94,11 @@ def set_ann_scan(conn: Connection, limit: int) -> None:
     ef = min(max(limit, EF_SEARCH_MIN), EF_SEARCH_MAX)
     tuples = min(max(limit * SCAN_TUPLES_PER_ROW, MAX_SCAN_TUPLES_MIN), MAX_SCAN_TUPLES_MAX)
     conn.execute(
-        text("SELECT set_config('hnsw.ef_search', :ef, true), "
-             "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-             "set_config('hnsw.max_scan_tuples', :tuples, true)"),
+        text(
+            "SELECT set_config('hnsw.ef_search', :ef, true), "
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.max_scan_tuples', :tuples, true)"
+        ),
         {"ef": str(ef), "tuples": str(tuples)},
     )
 

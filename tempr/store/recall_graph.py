@@ -110,10 +110,17 @@ def graph_search(
         room = _room(budget - len(best), depth - hop + 1)
         if not frontier or room <= 0:
             break
-        rows = conn.execute(statement, {
-            **filter_params, "frontier": frontier, "exclude": seed_ids + frontier, "visited": list(best),
-            "room": room, "per_entity": per_entity_limit,
-        }).all()
+        rows = conn.execute(
+            statement,
+            {
+                **filter_params,
+                "frontier": frontier,
+                "exclude": seed_ids + frontier,
+                "visited": list(best),
+                "room": room,
+                "per_entity": per_entity_limit,
+            },
+        ).all()
         factor = decay ** (hop - 1)
         reached = [_record(best, returnable, r, factor) for r in rows]
         hops.append({"hop": hop, "frontier": len(frontier), "reached": len(rows)})

@@ -25,8 +25,17 @@ from tempr.store.recall_graph import graph_search
 from tempr.store.schema import EMBEDDING_DIM
 
 __all__ = [
-    "Filters", "tag_clause", "semantic_search", "keyword_search", "graph_search", "temporal_candidates",
-    "find_event_date", "fetch_units", "fetch_chunks", "bank_version", "entity_unit_ids",
+    "Filters",
+    "bank_version",
+    "entity_unit_ids",
+    "fetch_chunks",
+    "fetch_units",
+    "find_event_date",
+    "graph_search",
+    "keyword_search",
+    "semantic_search",
+    "tag_clause",
+    "temporal_candidates",
 ]
 
 # find_event_date reads a few ANN rows and re-sorts them exactly, as relaxed_order may misplace the first.
@@ -43,6 +52,7 @@ def _vector(embedding: Sequence[float]) -> list[float]:
 
 
 # --- semantic -----------------------------------------------------------------------------------
+
 
 def semantic_search(conn: Connection, embedding: Sequence[float], filters: Filters, limit: int) -> list[Hit]:
     """The `limit` memories nearest the query by cosine similarity, best first.
@@ -120,9 +130,7 @@ def keyword_search(
     if limit <= 0 or not query.strip():
         return []
     where, params = where_clause(filters)
-    rows = conn.execute(
-        text(_BM25.format(where=where)), {**params, "query": query, "limit": limit, "k1": k1, "b": b}
-    )
+    rows = conn.execute(text(_BM25.format(where=where)), {**params, "query": query, "limit": limit, "k1": k1, "b": b})
     return [Hit(r[0], float(r[1])) for r in rows]
 
 
@@ -197,8 +205,20 @@ def _aware(value: datetime) -> datetime:
 # --- units, chunks, entities, bank ----------------------------------------------------------
 
 _UNIT_COLUMNS = (
-    "id", "fact_id", "text", "type", "context", "occurred_start", "occurred_end", "mentioned_at",
-    "event_date", "document_id", "chunk_id", "tags", "metadata", "proof_count",
+    "id",
+    "fact_id",
+    "text",
+    "type",
+    "context",
+    "occurred_start",
+    "occurred_end",
+    "mentioned_at",
+    "event_date",
+    "document_id",
+    "chunk_id",
+    "tags",
+    "metadata",
+    "proof_count",
 )
 
 

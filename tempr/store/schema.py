@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
-    BigInteger, Column, DateTime, Float, ForeignKey, Integer, MetaData, Table, Text,
+    BigInteger,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    Table,
+    Text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 
@@ -20,7 +28,8 @@ LINK_TYPES = ("semantic", "temporal", "causal")
 metadata = MetaData()
 
 banks = Table(
-    "banks", metadata,
+    "banks",
+    metadata,
     Column("id", Text, primary_key=True),
     Column("version", BigInteger, nullable=False, server_default="0"),
     Column("unit_count", BigInteger, nullable=False, server_default="0"),
@@ -30,14 +39,16 @@ banks = Table(
 )
 
 documents = Table(
-    "documents", metadata,
+    "documents",
+    metadata,
     Column("bank_id", Text, ForeignKey("banks.id", ondelete="CASCADE"), primary_key=True),
     Column("id", Text, primary_key=True),
     Column("created_at", DateTime(timezone=True)),
 )
 
 chunks = Table(
-    "chunks", metadata,
+    "chunks",
+    metadata,
     Column("bank_id", Text, ForeignKey("banks.id", ondelete="CASCADE"), primary_key=True),
     Column("id", Text, primary_key=True),
     Column("document_id", Text),
@@ -45,7 +56,8 @@ chunks = Table(
 )
 
 memory_units = Table(
-    "memory_units", metadata,
+    "memory_units",
+    metadata,
     Column("id", UUID(as_uuid=False), primary_key=True),
     Column("bank_id", Text, ForeignKey("banks.id", ondelete="CASCADE"), nullable=False),
     Column("fact_id", Text, nullable=False),
@@ -68,20 +80,23 @@ memory_units = Table(
 )
 
 entities = Table(
-    "entities", metadata,
+    "entities",
+    metadata,
     Column("id", BigInteger, primary_key=True),
     Column("bank_id", Text, ForeignKey("banks.id", ondelete="CASCADE"), nullable=False),
     Column("canonical_name", Text, nullable=False),
 )
 
 unit_entities = Table(
-    "unit_entities", metadata,
+    "unit_entities",
+    metadata,
     Column("unit_id", UUID(as_uuid=False), ForeignKey("memory_units.id", ondelete="CASCADE"), primary_key=True),
     Column("entity_id", BigInteger, ForeignKey("entities.id", ondelete="CASCADE"), primary_key=True),
 )
 
 memory_links = Table(
-    "memory_links", metadata,
+    "memory_links",
+    metadata,
     Column("from_unit_id", UUID(as_uuid=False), ForeignKey("memory_units.id", ondelete="CASCADE"), primary_key=True),
     Column("to_unit_id", UUID(as_uuid=False), ForeignKey("memory_units.id", ondelete="CASCADE"), primary_key=True),
     Column("link_type", Text, primary_key=True),
@@ -89,7 +104,8 @@ memory_links = Table(
 )
 
 bm25_terms = Table(
-    "bm25_terms", metadata,
+    "bm25_terms",
+    metadata,
     Column("bank_id", Text, ForeignKey("banks.id", ondelete="CASCADE"), primary_key=True),
     Column("term", Text, primary_key=True),
     Column("df", Integer, nullable=False),

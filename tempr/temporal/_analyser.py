@@ -9,13 +9,20 @@ from datetime import datetime
 from functools import lru_cache
 
 from tempr.core.types import TemporalAnalysis, TimeWindow
-from tempr.temporal import _fallback, _holidays, _rules_calendar, _rules_numeric, _rules_relative
-from tempr.temporal import _rules_cjk, _rules_intl
+from tempr.temporal import (
+    _fallback,
+    _holidays,
+    _rules_calendar,
+    _rules_cjk,
+    _rules_intl,
+    _rules_numeric,
+    _rules_relative,
+)
 from tempr.temporal._anchors import find_anchors
 from tempr.temporal._calendar import as_utc
 from tempr.temporal._combine import apply_modifiers, apply_open_sides, merge_ranges, merge_year_first
 from tempr.temporal._engine import Atom, Ctx, Rule, run_rules
-from tempr.temporal._lexicon import MONTH_CUES, SEASON_CUES, UNIT_CUES, WEEKDAY_CUES, DECADE_WORDS
+from tempr.temporal._lexicon import DECADE_WORDS, MONTH_CUES, SEASON_CUES, UNIT_CUES, WEEKDAY_CUES
 from tempr.temporal._text import container_spans, mask_spans, number_spans, prepare
 
 SUPPORTED_LANGUAGES: tuple[str, ...] = ("en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko")
@@ -23,21 +30,31 @@ HEMISPHERES = ("north", "south")
 EMPTY = TemporalAnalysis()
 
 _ALL_RULES: tuple[Rule, ...] = (
-    _rules_numeric.RULES + _rules_calendar.RULES + _rules_relative.RULES + _holidays.RULES
-    + _rules_intl.RULES + _rules_cjk.RULES
+    _rules_numeric.RULES
+    + _rules_calendar.RULES
+    + _rules_relative.RULES
+    + _holidays.RULES
+    + _rules_intl.RULES
+    + _rules_cjk.RULES
 )
 _NUMERIC_TIER = 0
 
 _ANCHOR_CUES = frozenset({"before", "after", "since", "until", "till", "prior"})
 _EN_CUES = (
-    MONTH_CUES | SEASON_CUES | UNIT_CUES | WEEKDAY_CUES | frozenset(DECADE_WORDS) | _holidays.HOLIDAY_CUES
+    MONTH_CUES
+    | SEASON_CUES
+    | UNIT_CUES
+    | WEEKDAY_CUES
+    | frozenset(DECADE_WORDS)
+    | _holidays.HOLIDAY_CUES
     | _ANCHOR_CUES
-    | frozenset("yesterday today tonight tomorrow night morning afternoon evening ago recent recently lately late "
-                "weekend weekends earlier later far ytd mtd qtd other century half hour hours hr hrs minute minutes min "
-                "mins".split())
+    | frozenset(
+        "yesterday today tonight tomorrow night morning afternoon evening ago recent recently lately late "
+        "weekend weekends earlier later far ytd mtd qtd other century half hour hours hr hrs minute minutes min "
+        "mins".split()
+    )
 )
-_ALL_CUES = frozenset().union(_EN_CUES, *_rules_intl.LANG_CUES.values(), _fallback.CUES,
-                              {"#digit", "#cjk", "#hangul"})
+_ALL_CUES = frozenset().union(_EN_CUES, *_rules_intl.LANG_CUES.values(), _fallback.CUES, {"#digit", "#cjk", "#hangul"})
 
 _WORD = re.compile(r"[^\W\d_]+")
 _CJK = re.compile(_rules_cjk.CJK_CUE_CHARS)
@@ -62,9 +79,10 @@ def tokens_of(folded: str) -> set[str]:
 @lru_cache(maxsize=64)
 def _rules_for(langs: frozenset[str]) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
     """(numeric rules, other rules) for a language set, in tier order."""
-    chosen = sorted((r for r in _ALL_RULES if r.lang == "*" or not langs.isdisjoint(r.lang.split("|"))), key=lambda r: r.tier)
-    return (tuple(r for r in chosen if r.tier <= _NUMERIC_TIER),
-            tuple(r for r in chosen if r.tier > _NUMERIC_TIER))
+    chosen = sorted(
+        (r for r in _ALL_RULES if r.lang == "*" or not langs.isdisjoint(r.lang.split("|"))), key=lambda r: r.tier
+    )
+    return (tuple(r for r in chosen if r.tier <= _NUMERIC_TIER), tuple(r for r in chosen if r.tier > _NUMERIC_TIER))
 
 
 def normalise_languages(languages: Sequence[str] | None) -> frozenset[str]:
@@ -102,9 +120,15 @@ def analyse(
     if _ALL_CUES.isdisjoint(tokens):
         return EMPTY
     ref = as_utc(reference)
-    ctx = Ctx(ref=ref, today=ref.date(), hemisphere=hemisphere, future=bool(_FUTURE.search(folded)),
-              text=mask_spans(folded, container_spans(folded)), langs=langs,
-              dmy="en" not in langs or not _rules_intl.LANG_CUES_ALL.isdisjoint(tokens))
+    ctx = Ctx(
+        ref=ref,
+        today=ref.date(),
+        hemisphere=hemisphere,
+        future=bool(_FUTURE.search(folded)),
+        text=mask_spans(folded, container_spans(folded)),
+        langs=langs,
+        dmy="en" not in langs or not _rules_intl.LANG_CUES_ALL.isdisjoint(tokens),
+    )
     numeric, others = _rules_for(langs)
     atoms = run_rules(numeric, ctx, tokens) if "#digit" in tokens else []
     if "#digit" in tokens:
@@ -136,5 +160,5 @@ def _windows(atoms: list[Atom], original: str) -> tuple[TimeWindow, ...]:
         if key in seen:
             continue
         seen.add(key)
-        out.append(replace(a.window, source=" ".join(original[a.start:a.end].split())))
+        out.append(replace(a.window, source=" ".join(original[a.start : a.end].split())))
     return tuple(out)

@@ -15,8 +15,15 @@ _KEYWORD = re.compile(
     r"(?:^|(?<=[\s,(]))(?:(?:right|just|shortly|soon|long|even|immediately|not\s+long|ever)\s+)?"
     r"(?P<kw>before|after|since|until|till|prior\s+to|up\s+until)\s+(?=\S)",
 )
-_SIDE = {"before": "before", "prior to": "before", "until": "before", "till": "before", "up until": "before",
-         "after": "after", "since": "after"}
+_SIDE = {
+    "before": "before",
+    "prior to": "before",
+    "until": "before",
+    "till": "before",
+    "up until": "before",
+    "after": "after",
+    "since": "after",
+}
 _END = re.compile(
     r"[?.!;,:](?=\s|$)|\s+(?:and|or|but)\s+(?:(?:before|after|since|until|what|who|when|where|why|how|which|did|do|does|was"
     r"|were|is|are|has|have|had)\b)|\s+(?=(?:before|after|since|until|till)\s)"
@@ -55,7 +62,7 @@ def find_anchors(folded: str, original: str, blocked: list[tuple[int, int]]) -> 
         if kw == "since" and (_CAUSAL_SINCE.match(event_folded) or _CONTRACTION.match(event_folded)):
             continue  # "since Alice is away ...": causal, not temporal
         event = original[rest_start:end].strip()
-        source = original[m.start("kw"):end].strip()
+        source = original[m.start("kw") : end].strip()
         found.append((m.start(), end, EventAnchor(_SIDE[kw], event, source)))
         if len(found) == _MAX_ANCHORS:
             break

@@ -34,8 +34,18 @@ _MODIFIER = re.compile(
     re.VERBOSE,
 )
 _EDGE = {"beginning": "early", "start": "early", "middle": "mid", "end": "late"}
-_NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1,
-        "final": -1}
+_NTH = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "last": -1,
+    "final": -1,
+}
 _SPLITTABLE = frozenset({"year", "month", "decade", "century", "season", "quarter", "half", "week", "span"})
 
 _YEAR_FIRST_GAP = re.compile(r"^\s*,?\s*(?:in|during|at|on)?\s*(?:the\s+)?$")
@@ -89,8 +99,11 @@ def _apply_modifier(m: re.Match[str], w: TimeWindow) -> TimeWindow | None:
         if sub == "week":
             lo = last - timedelta(days=6) if n == -1 else first + timedelta(days=7 * (n - 1))
             return cal.days(lo, lo + timedelta(days=6), "week") if lo + timedelta(days=6) <= last else None
-        saturdays = [first + timedelta(days=i) for i in range((last - first).days + 1)
-                     if (first + timedelta(days=i)).weekday() == 5]
+        saturdays = [
+            first + timedelta(days=i)
+            for i in range((last - first).days + 1)
+            if (first + timedelta(days=i)).weekday() == 5
+        ]
         if not saturdays or abs(n) > len(saturdays):
             return None
         sat = saturdays[n - 1 if n > 0 else -1]
@@ -139,12 +152,17 @@ def apply_modifiers(atoms: list[Atom], text: str) -> list[Atom]:
 
 
 def merge_year_first(atoms: list[Atom], text: str) -> list[Atom]:
-    """"last year in May", "in 2023, at Christmas": a year then a year-less atom."""
+    """ "last year in May", "in 2023, at Christmas": a year then a year-less atom."""
     out: list[Atom] = []
     for a in atoms:
         prev = out[-1] if out else None
-        if (prev is not None and prev.window.granularity == "year" and a.resolve is not None and not prev.attributive
-                and _YEAR_FIRST_GAP.match(text[prev.end:a.start])):
+        if (
+            prev is not None
+            and prev.window.granularity == "year"
+            and a.resolve is not None
+            and not prev.attributive
+            and _YEAR_FIRST_GAP.match(text[prev.end : a.start])
+        ):
             w = a.resolve(prev.window.start.year)
             if w is not None:
                 out[-1] = Atom(prev.start, a.end, w, a.kind)
@@ -175,14 +193,20 @@ def merge_ranges(atoms: list[Atom], text: str) -> list[Atom]:
     i = 0
     while i < len(atoms):
         a = atoms[i]
-        if (i + 1 < len(atoms) and not a.attributive and not atoms[i + 1].attributive
-                and "recent" not in (a.kind, atoms[i + 1].kind)):
+        if (
+            i + 1 < len(atoms)
+            and not a.attributive
+            and not atoms[i + 1].attributive
+            and "recent" not in (a.kind, atoms[i + 1].kind)
+        ):
             b = atoms[i + 1]
-            conn = _CONNECTOR.match(text[a.end:b.start])
+            conn = _CONNECTOR.match(text[a.end : b.start])
             tail, offset = _tail(text, a.start)
             prefix = _RANGE_PREFIX.search(tail)
             ok = conn is not None and (
-                (conn["to"] and True) or (conn["xto"] and prefix is not None) or (conn["and"] and prefix and prefix["between"])
+                (conn["to"] and True)
+                or (conn["xto"] and prefix is not None)
+                or (conn["and"] and prefix and prefix["between"])
             )
             if ok:
                 start = offset + prefix.start() if prefix else a.start

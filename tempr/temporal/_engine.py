@@ -56,9 +56,17 @@ class Ctx:
 
 
 MODIFIER_MODE = {
-    "last": "last", "past": "last", "previous": "last", "the previous": "last",
-    "this": "this", "current": "this", "this coming": "next",
-    "next": "next", "coming": "next", "upcoming": "next", "the following": "next",
+    "last": "last",
+    "past": "last",
+    "previous": "last",
+    "the previous": "last",
+    "this": "this",
+    "current": "this",
+    "this coming": "next",
+    "next": "next",
+    "coming": "next",
+    "upcoming": "next",
+    "the following": "next",
 }
 
 Handler = Callable[[re.Match[str], Ctx], Atom | None]
@@ -91,7 +99,7 @@ def make_atom(
     group: str = "core",
     attributive: bool = False,
 ) -> Atom | None:
-    if window is None or not (MIN_YEAR <= window.start.year and window.end.year <= MAX_YEAR):
+    if window is None or not (window.start.year >= MIN_YEAR and window.end.year <= MAX_YEAR):
         return None
     start, end = m.span(group) if group in m.re.groupindex and m.group(group) is not None else m.span()
     return Atom(start, end, window, kind, resolve, attributive)

@@ -33,12 +33,14 @@ _NEXT = re.compile(r"proxim|prochain|nachst|prossim|следующ|下|来|來|�
 CUES = frozenset(t for w in WEEKDAY_WORDS for t in re.findall(r"[^\W\d_]+", w))
 
 
-
 def _search(text: str, lang: str, ref: datetime, future: bool) -> list[tuple[str, datetime]]:
     from dateparser.search import search_dates  # imported on first use: ~0.3 s, once per process
 
-    settings = {"RELATIVE_BASE": ref.replace(tzinfo=None), "PREFER_DATES_FROM": "future" if future else "past",
-                "RETURN_AS_TIMEZONE_AWARE": False}
+    settings = {
+        "RELATIVE_BASE": ref.replace(tzinfo=None),
+        "PREFER_DATES_FROM": "future" if future else "past",
+        "RETURN_AS_TIMEZONE_AWARE": False,
+    }
     return search_dates(text, languages=[lang], settings=settings) or []
 
 
@@ -75,8 +77,16 @@ def fallback(original: str, ctx: Ctx, tokens: set[str]) -> TimeWindow | None:
 
 def warm(languages: frozenset[str]) -> None:
     """Load dateparser and the locales the fallback may use (call once at start-up)."""
-    probes = {"es": "el lunes", "fr": "lundi", "de": "Montag", "it": "lunedì", "pt": "segunda-feira",
-              "ru": "понедельник", "zh": "星期一", "ja": "月曜日"}
+    probes = {
+        "es": "el lunes",
+        "fr": "lundi",
+        "de": "Montag",
+        "it": "lunedì",
+        "pt": "segunda-feira",
+        "ru": "понедельник",
+        "zh": "星期一",
+        "ja": "月曜日",
+    }
     ref = datetime(2024, 1, 1)
     for lang, probe in probes.items():
         if lang in languages:

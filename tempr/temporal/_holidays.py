@@ -106,10 +106,13 @@ def resolver(name: str) -> cal.Resolver:
     return resolve
 
 
-@rule("holiday", 20,
-      rf"\b(?<!chinese\s)(?<!lunar\s)(?<!jewish\s)(?<!persian\s)(?<!islamic\s)(?<!orthodox\s)"
-      rf"(?P<core>(?:(?P<mod>{PERIOD_WORDS})\s+)?(?:the\s+)?(?P<h>{alt(HOLIDAYS)})(?![\w']){year_suffix()})",
-      HOLIDAY_CUES)
+@rule(
+    "holiday",
+    20,
+    rf"\b(?<!chinese\s)(?<!lunar\s)(?<!jewish\s)(?<!persian\s)(?<!islamic\s)(?<!orthodox\s)"
+    rf"(?P<core>(?:(?P<mod>{PERIOD_WORDS})\s+)?(?:the\s+)?(?P<h>{alt(HOLIDAYS)})(?![\w']){year_suffix()})",
+    HOLIDAY_CUES,
+)
 def holiday(m: re.Match[str], ctx: Ctx) -> Atom | None:
     name = " ".join(m["h"].split())
     resolve = resolver(name)

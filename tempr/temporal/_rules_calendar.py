@@ -68,16 +68,24 @@ def _dated(m: re.Match[str], ctx: Ctx, resolve: cal.Resolver, kind: str, mod: st
 # --- dates with a day ------------------------------------------------------------------
 
 
-@rule("month-day-range", 5,
-      rf"(?P<core>(?P<mon>{MON})\b\.?\s+(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:-|to|through|until|till)\s*"
-      rf"(?P<d2>[0-3]?\d)(?:st|nd|rd|th)?(?!\d){year_suffix()})", MONTH_CUES)
+@rule(
+    "month-day-range",
+    5,
+    rf"(?P<core>(?P<mon>{MON})\b\.?\s+(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:-|to|through|until|till)\s*"
+    rf"(?P<d2>[0-3]?\d)(?:st|nd|rd|th)?(?!\d){year_suffix()})",
+    MONTH_CUES,
+)
 def month_day_range(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return _day_range(m, ctx)
 
 
-@rule("day-range-month", 5,
-      rf"(?<![\w.,:/-])(?P<core>(?:the\s+)?(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:-|to|through|until|till)\s*"
-      rf"(?:the\s+)?(?P<d2>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{MON})\b\.?{year_suffix()})", MONTH_CUES)
+@rule(
+    "day-range-month",
+    5,
+    rf"(?<![\w.,:/-])(?P<core>(?:the\s+)?(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?\s*(?:-|to|through|until|till)\s*"
+    rf"(?:the\s+)?(?P<d2>[0-3]?\d)(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{MON})\b\.?{year_suffix()})",
+    MONTH_CUES,
+)
 def day_range_month(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return _day_range(m, ctx)
 
@@ -94,24 +102,35 @@ def _day_range(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return _dated(m, ctx, resolve, "span")
 
 
-@rule("month-day", 10, rf"(?P<core>(?P<mon>{MON})\b\.?\s+(?:the\s+)?{_DAY}{_NOT_MORE_DIGITS}\b{year_suffix()})",
-      MONTH_CUES)
+@rule(
+    "month-day",
+    10,
+    rf"(?P<core>(?P<mon>{MON})\b\.?\s+(?:the\s+)?{_DAY}{_NOT_MORE_DIGITS}\b{year_suffix()})",
+    MONTH_CUES,
+)
 def month_day(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return _dated(m, ctx, _day_resolver(ALL_MONTHS[m["mon"]], int(m["d"])), "date")
 
 
-@rule("day-month", 10,
-      rf"(?<![\w.,:/-])(?P<core>(?:the\s+)?{_DAY}\s+(?:of\s+)?(?P<mon>{MON})\b\.?{year_suffix()})", MONTH_CUES)
+@rule(
+    "day-month",
+    10,
+    rf"(?<![\w.,:/-])(?P<core>(?:the\s+)?{_DAY}\s+(?:of\s+)?(?P<mon>{MON})\b\.?{year_suffix()})",
+    MONTH_CUES,
+)
 def day_month(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return _dated(m, ctx, _day_resolver(ALL_MONTHS[m["mon"]], int(m["d"])), "date")
 
 
-@rule("on-the-nth", 10,
-      rf"\b(?:on|since|until|by|before|after|(?:on\s+)?(?P<wd>{alt(WEEKDAYS)}),?)\s+(?P<core>the\s+(?P<d>[0-3]?\d)"
-      r"(?:st|nd|rd|th))(?=\s*(?:[?.!,;]|$|(?:at|in|when|what|did|was|were|we|i|they|he|she)\b))",
-      frozenset({"#digit"}))
+@rule(
+    "on-the-nth",
+    10,
+    rf"\b(?:on|since|until|by|before|after|(?:on\s+)?(?P<wd>{alt(WEEKDAYS)}),?)\s+(?P<core>the\s+(?P<d>[0-3]?\d)"
+    r"(?:st|nd|rd|th))(?=\s*(?:[?.!,;]|$|(?:at|in|when|what|did|was|were|we|i|they|he|she)\b))",
+    frozenset({"#digit"}),
+)
 def on_the_nth(m: re.Match[str], ctx: Ctx) -> Atom | None:
-    """"on the 5th": this month's 5th if it has passed, else last month's; with a
+    """ "on the 5th": this month's 5th if it has passed, else last month's; with a
     weekday ("Tuesday the 4th") the most recent month where the 4th is a Tuesday."""
     dd, wd = int(m["d"]), WEEKDAYS.get(m["wd"] or "")
     for back in range(0, 13 if wd is not None else 3):
@@ -126,8 +145,12 @@ def on_the_nth(m: re.Match[str], ctx: Ctx) -> Atom | None:
 # --- quarters, halves, weeks -------------------------------------------------------------
 
 
-@rule("quarter", 20, rf"(?<![\w-])(?P<core>q(?P<q>[1-4])(?:\s*[-/]\s*(?P<y2>\d{{4}}|\d\d)(?!\d))?{year_suffix()})\b",
-      frozenset({"#digit"}))
+@rule(
+    "quarter",
+    20,
+    rf"(?<![\w-])(?P<core>q(?P<q>[1-4])(?:\s*[-/]\s*(?P<y2>\d{{4}}|\d\d)(?!\d))?{year_suffix()})\b",
+    frozenset({"#digit"}),
+)
 def quarter_q(m: re.Match[str], ctx: Ctx) -> Atom | None:
     q = int(m["q"])
     if m["y2"]:
@@ -141,9 +164,12 @@ def year_quarter(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, cal.quarter(int(m["y"]), int(m["q"])), "quarter")
 
 
-@rule("ordinal-quarter", 20,
-      rf"(?P<core>(?:the\s+)?(?P<o>first|second|third|fourth|1st|2nd|3rd|4th|final|last)\s+quarter\b{year_suffix()})",
-      frozenset({"quarter"}))
+@rule(
+    "ordinal-quarter",
+    20,
+    rf"(?P<core>(?:the\s+)?(?P<o>first|second|third|fourth|1st|2nd|3rd|4th|final|last)\s+quarter\b{year_suffix()})",
+    frozenset({"quarter"}),
+)
 def ordinal_quarter(m: re.Match[str], ctx: Ctx) -> Atom | None:
     q = ORDINAL_NUM[m["o"]]
     if q == -1:
@@ -153,8 +179,12 @@ def ordinal_quarter(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return _dated(m, ctx, lambda y: cal.quarter(y, q), "quarter")
 
 
-@rule("half", 20, rf"(?<![\w-])(?P<core>h(?P<h>[12])\s*(?:[-/]\s*(?P<y2>\d{{4}}|\d\d)(?!\d)|{year_suffix()}))\b",
-      frozenset({"#digit"}))
+@rule(
+    "half",
+    20,
+    rf"(?<![\w-])(?P<core>h(?P<h>[12])\s*(?:[-/]\s*(?P<y2>\d{{4}}|\d\d)(?!\d)|{year_suffix()}))\b",
+    frozenset({"#digit"}),
+)
 def half_h(m: re.Match[str], ctx: Ctx) -> Atom | None:
     h = int(m["h"])
     if m["y2"]:
@@ -169,8 +199,12 @@ def year_half(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, cal.half(int(m["y"]), int(m["h"])), "half")
 
 
-@rule("week-number", 20, rf"(?P<core>(?:calendar\s+)?week\s+(?P<w>\d{{1,2}})\s*(?:,\s*|of\s+|in\s+)?(?P<y>{YEAR}))",
-      frozenset({"week"}))
+@rule(
+    "week-number",
+    20,
+    rf"(?P<core>(?:calendar\s+)?week\s+(?P<w>\d{{1,2}})\s*(?:,\s*|of\s+|in\s+)?(?P<y>{YEAR}))",
+    frozenset({"week"}),
+)
 def week_number(m: re.Match[str], ctx: Ctx) -> Atom | None:
     try:
         monday = date.fromisocalendar(int(m["y"]), int(m["w"]), 1)
@@ -181,21 +215,29 @@ def week_number(m: re.Match[str], ctx: Ctx) -> Atom | None:
 
 # --- seasons -----------------------------------------------------------------------------
 
-_SEASON_PRE = r"(?:in|during|over|throughout|since|until|till|before|after|by|from|through|to|and|for|of|between|around)"
-_NOT_SEASON_NOUN = (r"(?!\s+(?:boot|framework|cloud|mvc|security|data|batch|roll|rolls|break|water|semester|term"
-                    r"|training|collection|cleaning|clean|festival|olympics|intern|internship|camp|school|course)\b)")
+_SEASON_PRE = (
+    r"(?:in|during|over|throughout|since|until|till|before|after|by|from|through|to|and|for|of|between|around)"
+)
+_NOT_SEASON_NOUN = (
+    r"(?!\s+(?:boot|framework|cloud|mvc|security|data|batch|roll|rolls|break|water|semester|term"
+    r"|training|collection|cleaning|clean|festival|olympics|intern|internship|camp|school|course)\b)"
+)
 
 
-@rule("season", 20,
-      rf"(?P<pre>\b{_SEASON_PRE}\s+(?:the\s+)?|\bthe\s+)?(?P<core>(?:(?P<mod>{PERIOD_WORDS})\s+)?"
-      rf"(?P<s>spring|summer|autumn|fall|winter)\b{year_suffix()}){_NOT_SEASON_NOUN}", SEASON_CUES)
+@rule(
+    "season",
+    20,
+    rf"(?P<pre>\b{_SEASON_PRE}\s+(?:the\s+)?|\bthe\s+)?(?P<core>(?:(?P<mod>{PERIOD_WORDS})\s+)?"
+    rf"(?P<s>spring|summer|autumn|fall|winter)\b{year_suffix()}){_NOT_SEASON_NOUN}",
+    SEASON_CUES,
+)
 def season(m: re.Match[str], ctx: Ctx) -> Atom | None:
     name, mod, pre = SEASONS[m["s"]], m["mod"], (m["pre"] or "").strip()
     explicit = suffix_year(m, ctx)
     if mod is None and explicit is None:
         if not pre or (m["s"] in ("spring", "fall") and pre == "the"):
             return None
-        if m["s"] == "fall" and re.match(r"\s+of\s+(?!the\s+year)", ctx.text[m.end():]):
+        if m["s"] == "fall" and re.match(r"\s+of\s+(?!the\s+year)", ctx.text[m.end() :]):
             return None  # "the fall of Rome"
 
     def resolve(y: int) -> TimeWindow:
@@ -211,10 +253,14 @@ def season(m: re.Match[str], ctx: Ctx) -> Atom | None:
 _POST = r"before\s+last|after\s+next|(?:of\s+)?(?:last|this|next)\s+week"
 
 
-@rule("weekday", 30,
-      rf"(?<!every\s)(?<!each\s)(?P<core>(?:(?P<mod>{PERIOD_WORDS})\s+)?(?P<wd>{alt(WEEKDAYS)})\b"
-      rf"(?:\s+(?P<post>{_POST}))?)"
-      r"(?!\s*,?\s*(?:the\s+)?(?:\x00|\d))(?!\s+(?:before|after|following)\s)", WEEKDAY_CUES)
+@rule(
+    "weekday",
+    30,
+    rf"(?<!every\s)(?<!each\s)(?P<core>(?:(?P<mod>{PERIOD_WORDS})\s+)?(?P<wd>{alt(WEEKDAYS)})\b"
+    rf"(?:\s+(?P<post>{_POST}))?)"
+    r"(?!\s*,?\s*(?:the\s+)?(?:\x00|\d))(?!\s+(?:before|after|following)\s)",
+    WEEKDAY_CUES,
+)
 def weekday(m: re.Match[str], ctx: Ctx) -> Atom | None:
     wd, mod, post, today = WEEKDAYS[m["wd"]], m["mod"], " ".join((m["post"] or "").split()), ctx.today
     this_week = today - timedelta(days=today.weekday()) + timedelta(days=wd)
@@ -224,7 +270,8 @@ def weekday(m: re.Match[str], ctx: Ctx) -> Atom | None:
     before = today - timedelta(days=(today.weekday() - wd) % 7 or 7)  # strictly before today
     after = today + timedelta(days=(wd - today.weekday()) % 7 or 7)  # strictly after today
     mode = {"last": "last", "past": "last", "previous": "last", "this": "this", "current": "this"}.get(
-        mod or "", "next" if mod else ("future" if ctx.future else "past"))
+        mod or "", "next" if mod else ("future" if ctx.future else "past")
+    )
     if post == "before last":
         d = before - timedelta(days=7)
     elif post == "after next":
@@ -244,17 +291,25 @@ def weekday(m: re.Match[str], ctx: Ctx) -> Atom | None:
 
 # --- months without a day ------------------------------------------------------------------
 
-_MONTH_PRE = (r"(?:in|during|since|until|till|before|after|through|throughout|from|between|to|and|of|by|for"
-              r"|around|early|late|starting|ending)")
-_STRICT_PRE = frozenset("in during since until till before after through throughout from between to and of early late "
-                        "starting ending".split())
+_MONTH_PRE = (
+    r"(?:in|during|since|until|till|before|after|through|throughout|from|between|to|and|of|by|for"
+    r"|around|early|late|starting|ending)"
+)
+_STRICT_PRE = frozenset(
+    "in during since until till before after through throughout from between to and of early late "
+    "starting ending".split()
+)
 _RANGE_BEFORE = re.compile(rf"(?:\x00|\d|\b{MON}\b)")
 _RANGE_AFTER = re.compile(rf"\s*(?:-|to|through|until|till|and)\s+{MON}\b")
 
 
-@rule("month", 22,
-      rf"(?P<pre>\b{_MONTH_PRE}\s+(?:the\s+(?:month\s+of\s+)?)?|\bmid-\s*)?(?P<core>(?:(?P<mod>{PERIOD_WORDS})\s+)?"
-      rf"(?P<mon>{MON})\b\.?{year_suffix()})", MONTH_CUES)
+@rule(
+    "month",
+    22,
+    rf"(?P<pre>\b{_MONTH_PRE}\s+(?:the\s+(?:month\s+of\s+)?)?|\bmid-\s*)?(?P<core>(?:(?P<mod>{PERIOD_WORDS})\s+)?"
+    rf"(?P<mon>{MON})\b\.?{year_suffix()})",
+    MONTH_CUES,
+)
 def month_name(m: re.Match[str], ctx: Ctx) -> Atom | None:
     name, mod = m["mon"], m["mod"]
     mm = ALL_MONTHS[name]
@@ -274,15 +329,21 @@ def month_name(m: re.Match[str], ctx: Ctx) -> Atom | None:
 
 # --- decades and centuries -----------------------------------------------------------------
 
-_DECADE = (r"(?<![\w.,:/-])(?:(?P<the>the\s+)?(?:(?P<part>early|mid|late)[\s-]+)?"
-           rf"(?:(?P<c>1[89]|20|21)(?P<d>\d)0'?s|'(?P<d3>\d)0'?s|(?P<d2>\d)0'?s|(?P<w>{alt(DECADE_WORDS)})))\b")
+_DECADE = (
+    r"(?<![\w.,:/-])(?:(?P<the>the\s+)?(?:(?P<part>early|mid|late)[\s-]+)?"
+    rf"(?:(?P<c>1[89]|20|21)(?P<d>\d)0'?s|'(?P<d3>\d)0'?s|(?P<d2>\d)0'?s|(?P<w>{alt(DECADE_WORDS)})))\b"
+)
 
 
-@rule("decade", 40,
-      rf"(?P<pre>\b(?:my|his|her|their|your|our|its|one's|aged?|over|under|in\s+(?:my|his|her|their|your|our))\s+)?"
-      rf"(?P<core>{_DECADE})", frozenset({"#digit"}) | frozenset(DECADE_WORDS))
+@rule(
+    "decade",
+    40,
+    rf"(?P<pre>\b(?:my|his|her|their|your|our|its|one's|aged?|over|under|in\s+(?:my|his|her|their|your|our))\s+)?"
+    rf"(?P<core>{_DECADE})",
+    frozenset({"#digit"}) | frozenset(DECADE_WORDS),
+)
 def decade(m: re.Match[str], ctx: Ctx) -> Atom | None:
-    """"the 90s", "the 1990s", "'90s", "the nineties", "the late 80s"; not ages ("in her 30s")."""
+    """ "the 90s", "the 1990s", "'90s", "the nineties", "the late 80s"; not ages ("in her 30s")."""
     if m["pre"] or ((m["d2"] or m["w"]) and not m["the"]):
         return None
     if m["c"]:
@@ -296,8 +357,7 @@ def decade(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, cal.thirds(window, m["part"]) if m["part"] else window, "decade")
 
 
-@rule("century", 40, r"(?P<core>(?:the\s+)?(?P<n>1\d|2[0-2]|[1-9])(?:st|nd|rd|th)\s+century)\b",
-      frozenset({"century"}))
+@rule("century", 40, r"(?P<core>(?:the\s+)?(?P<n>1\d|2[0-2]|[1-9])(?:st|nd|rd|th)\s+century)\b", frozenset({"century"}))
 def century(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, cal.century((int(m["n"]) - 1) * 100), "century")
 
@@ -329,6 +389,22 @@ def bare_year(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, cal.year(int(m.group())), "year", attributive=attributive)
 
 
-RULES = (month_day_range, day_range_month, month_day, day_month, on_the_nth, quarter_q, year_quarter,
-         ordinal_quarter, half_h, year_half, week_number, season, weekday, month_name, decade, century,
-         bare_year)
+RULES = (
+    month_day_range,
+    day_range_month,
+    month_day,
+    day_month,
+    on_the_nth,
+    quarter_q,
+    year_quarter,
+    ordinal_quarter,
+    half_h,
+    year_half,
+    week_number,
+    season,
+    weekday,
+    month_name,
+    decade,
+    century,
+    bare_year,
+)

@@ -57,8 +57,9 @@ class _Lang:
         self.N = rf"(?:\d{{1,3}}|{alt(list(self.numbers) + list(self.fuzzy))})"
         words = [*self.months, *self.units, *self.seasons, *self.days, *spec["cues"].split()]
         self.cues = frozenset(t for w in words for t in _WORD.findall(fold(w)) if len(t) >= 3)
-        self.strong = frozenset(t for w in [*self.days, *spec["cues"].split()] for t in _WORD.findall(fold(w))
-                                if len(t) >= 3)
+        self.strong = frozenset(
+            t for w in [*self.days, *spec["cues"].split()] for t in _WORD.findall(fold(w)) if len(t) >= 3
+        )
 
     def tmpl(self, template: str) -> str:
         t = strip_accents(template).replace("{M}", self.M).replace("{Y}", YEAR).replace("{N}", self.N)
@@ -81,8 +82,12 @@ class _Lang:
         out = [
             self.rule("date", 10, rf"(?<![\w.,:/-])(?P<core>{self.tmpl(spec['day_month'])}){_R}", self._date),
             self.rule("month-year", 15, rf"{_L}(?P<core>{self.tmpl(spec['month_year'])}){_R}", self._month_year),
-            self.rule("month", 40, rf"(?:^|(?<=[\s,(]))(?:{strip_accents(spec['month_pre'])})(?P<core>(?P<mon>{self.M})){_R}",
-                      self._month),
+            self.rule(
+                "month",
+                40,
+                rf"(?:^|(?<=[\s,(]))(?:{strip_accents(spec['month_pre'])})(?P<core>(?P<mon>{self.M})){_R}",
+                self._month,
+            ),
             self.rule("day-word", 30, rf"{_L}(?P<core>{alt(self.days)}){_R}", self._day_word),
         ]
         for i, pattern in enumerate(spec["ago"]):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from tempr.temporal import _calendar as cal
 from tempr.core.types import TimeWindow
+from tempr.temporal import _calendar as cal
 from tempr.temporal._engine import Atom, Ctx, make_atom, rule
 
 DIGIT = frozenset({"#digit"})
@@ -25,7 +25,9 @@ def iso_date(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, cal.day(d) if d else None, "date")
 
 
-@rule("numeric-date", 0, rf"{_L}(?P<a>\d{{1,2}})(?P<s>[/.-])(?P<b>\d{{1,2}})(?P=s)(?P<y>\d{{4}}|\d{{2}}){_R}", DIGIT, ANY)
+@rule(
+    "numeric-date", 0, rf"{_L}(?P<a>\d{{1,2}})(?P<s>[/.-])(?P<b>\d{{1,2}})(?P=s)(?P<y>\d{{4}}|\d{{2}}){_R}", DIGIT, ANY
+)
 def numeric_date(m: re.Match[str], ctx: Ctx) -> Atom | None:
     a, b, sep, ys = int(m["a"]), int(m["b"]), m["s"], m["y"]
     if len(ys) == 2 and sep == ".":

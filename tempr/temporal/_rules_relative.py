@@ -73,18 +73,34 @@ def _count(text: str) -> int | None:
     return int(text) if text.isdigit() else EN_NUMBERS.get(text)
 
 
-@rule("day-before-yesterday", 25, r"(?P<core>(?:the\s+)?day\s+(?P<w>before\s+yesterday|after\s+tomorrow))\b",
-      frozenset({"yesterday", "tomorrow"}))
+@rule(
+    "day-before-yesterday",
+    25,
+    r"(?P<core>(?:the\s+)?day\s+(?P<w>before\s+yesterday|after\s+tomorrow))\b",
+    frozenset({"yesterday", "tomorrow"}),
+)
 def day_before_yesterday(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, cal.day(ctx.today + timedelta(days=-2 if m["w"].startswith("before") else 2)), "date")
 
 
-_DAYWORDS = {"yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1, "last night": -1, "this morning": 0,
-             "this afternoon": 0, "this evening": 0}
+_DAYWORDS = {
+    "yesterday": -1,
+    "today": 0,
+    "tonight": 0,
+    "tomorrow": 1,
+    "last night": -1,
+    "this morning": 0,
+    "this afternoon": 0,
+    "this evening": 0,
+}
 
 
-@rule("day-word", 30, rf"\b(?P<core>{alt(_DAYWORDS)})\b", frozenset({"yesterday", "today", "tonight", "tomorrow",
-                                                                        "night", "morning", "afternoon", "evening"}))
+@rule(
+    "day-word",
+    30,
+    rf"\b(?P<core>{alt(_DAYWORDS)})\b",
+    frozenset({"yesterday", "today", "tonight", "tomorrow", "night", "morning", "afternoon", "evening"}),
+)
 def day_word(m: re.Match[str], ctx: Ctx) -> Atom | None:
     offset = _DAYWORDS[" ".join(m["core"].split())]
     return make_atom(m, cal.day(ctx.today + timedelta(days=offset)), "date")
@@ -102,17 +118,23 @@ def ago(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, units_ago(unit, ctx.today, n, n), "relative")
 
 
-@rule("half-year-ago", 24,
-      r"\b(?P<core>(?P<w>half\s+a\s+year|a\s+year\s+and\s+a\s+half|(?:a\s+)?year\s+and\s+a\s+half)\s+ago)\b",
-      frozenset({"half"}))
+@rule(
+    "half-year-ago",
+    24,
+    r"\b(?P<core>(?P<w>half\s+a\s+year|a\s+year\s+and\s+a\s+half|(?:a\s+)?year\s+and\s+a\s+half)\s+ago)\b",
+    frozenset({"half"}),
+)
 def half_year_ago(m: re.Match[str], ctx: Ctx) -> Atom | None:
     months = 6 if m["w"].startswith("half") else 18
     return make_atom(m, units_ago("month", ctx.today, months, months), "relative")
 
 
-@rule("hours-ago", 25,
-      rf"\b(?P<core>(?:(?P<f>{_FUZZY})|(?P<n>{NUMBER}))\s+(?P<u>hours?|hrs?|minutes?|mins?)\s+ago)\b",
-      frozenset({"hour", "hours", "hr", "hrs", "minute", "minutes", "min", "mins"}))
+@rule(
+    "hours-ago",
+    25,
+    rf"\b(?P<core>(?:(?P<f>{_FUZZY})|(?P<n>{NUMBER}))\s+(?P<u>hours?|hrs?|minutes?|mins?)\s+ago)\b",
+    frozenset({"hour", "hours", "hr", "hrs", "minute", "minutes", "min", "mins"}),
+)
 def hours_ago(m: re.Match[str], ctx: Ctx) -> Atom | None:
     n = FUZZY[" ".join(m["f"].split())][1] if m["f"] else _count(m["n"])
     if n is None:
@@ -128,10 +150,14 @@ _NUMBER_NO_A = NUMBER.replace("|an?)", ")")
 _QUANTITY = re.compile(r"\bhow\s+(?:many|much|long)\b|\bper\b|\btimes\b")
 
 
-@rule("in-n-units", 26,
-      rf"\b(?:in|within)\s+(?P<core>(?:(?P<f>{_FUZZY})|(?P<n>{_NUMBER_NO_A}))\s+(?P<u>{_UNIT}))\b"
-      r"(?!\s+(?:of|ago|back)\b)"
-      rf"|\b(?P<core2>(?:(?P<f2>{_FUZZY})|(?P<n2>{NUMBER}))\s+(?P<u2>{_UNIT})\s+from\s+(?:now|today))\b", UNIT_CUES)
+@rule(
+    "in-n-units",
+    26,
+    rf"\b(?:in|within)\s+(?P<core>(?:(?P<f>{_FUZZY})|(?P<n>{_NUMBER_NO_A}))\s+(?P<u>{_UNIT}))\b"
+    r"(?!\s+(?:of|ago|back)\b)"
+    rf"|\b(?P<core2>(?:(?P<f2>{_FUZZY})|(?P<n2>{NUMBER}))\s+(?P<u2>{_UNIT})\s+from\s+(?:now|today))\b",
+    UNIT_CUES,
+)
 def in_n_units(m: re.Match[str], ctx: Ctx) -> Atom | None:
     if m["core"] and (_PAST_TENSE.search(ctx.text) or _QUANTITY.search(ctx.text)):
         return None  # "what did I learn in 3 months", "how many days in 2 weeks": durations, not dates
@@ -152,7 +178,7 @@ def _ahead(unit: str, today: date, lo: int, hi: int) -> TimeWindow:
     return TimeWindow(first.start, unit_window(unit, shift(unit, today, hi)).end, "span")
 
 
-@rule("this-past", 24, rf"\b(?P<core>this\s+past\s+(?P<u>week|weekend|month|year))\b", frozenset({"past"}))
+@rule("this-past", 24, r"\b(?P<core>this\s+past\s+(?P<u>week|weekend|month|year))\b", frozenset({"past"}))
 def this_past(m: re.Match[str], ctx: Ctx) -> Atom | None:
     unit = m["u"]
     if unit == "weekend":
@@ -160,9 +186,13 @@ def this_past(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, unit_window(unit, shift(unit, ctx.today, -1)), "relative")
 
 
-@rule("rolling", 25,
-      rf"\b(?P<core>(?P<the>the\s+|these\s+)?(?P<w>last|past)\s+(?:(?P<n>{NUMBER})\s+|(?P<f>{alt(FUZZY_ROLLING)}|couple)"
-      rf"\s+)?(?P<u>{_UNIT}))\b(?!\s+of\b)", UNIT_CUES)
+@rule(
+    "rolling",
+    25,
+    rf"\b(?P<core>(?P<the>the\s+|these\s+)?(?P<w>last|past)\s+(?:(?P<n>{NUMBER})\s+|(?P<f>{alt(FUZZY_ROLLING)}|couple)"
+    rf"\s+)?(?P<u>{_UNIT}))\b(?!\s+of\b)",
+    UNIT_CUES,
+)
 def rolling_rule(m: re.Match[str], ctx: Ctx) -> Atom | None:
     unit = UNITS[m["u"]]
     if m["n"]:
@@ -183,12 +213,26 @@ def recent_units(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, rolling(UNITS[m["u"]], ctx.today, 5), "span")
 
 
-_REL_MOD = {"last": -1, "previous": -1, "the previous": -1, "this": 0, "current": 0, "the current": 0,
-            "next": 1, "coming": 1, "the following": 1, "the coming": 1}
+_REL_MOD = {
+    "last": -1,
+    "previous": -1,
+    "the previous": -1,
+    "this": 0,
+    "current": 0,
+    "the current": 0,
+    "next": 1,
+    "coming": 1,
+    "the following": 1,
+    "the coming": 1,
+}
 
 
-@rule("calendar-relative", 30, rf"\b(?P<core>(?P<mod>{alt(_REL_MOD)})\s+(?P<u>{_CAL_UNIT}))\b(?!\s+of\s)",
-      frozenset({"week", "weekend", "month", "quarter", "year", "decade", "century"}))
+@rule(
+    "calendar-relative",
+    30,
+    rf"\b(?P<core>(?P<mod>{alt(_REL_MOD)})\s+(?P<u>{_CAL_UNIT}))\b(?!\s+of\s)",
+    frozenset({"week", "weekend", "month", "quarter", "year", "decade", "century"}),
+)
 def calendar_relative(m: re.Match[str], ctx: Ctx) -> Atom | None:
     delta, unit = _REL_MOD[" ".join(m["mod"].split())], m["u"]
     if unit == "weekend":
@@ -203,8 +247,12 @@ def _last_weekend(today: date) -> TimeWindow:
     return cal.weekend_of_week(today - timedelta(days=7))
 
 
-@rule("the-weekend", 31, r"\b(?:over|on|at|during|for|this|the)\s+(?:the\s+)?(?P<core>weekend)\b(?!\s+(?:of|before|after))",
-      frozenset({"weekend"}))
+@rule(
+    "the-weekend",
+    31,
+    r"\b(?:over|on|at|during|for|this|the)\s+(?:the\s+)?(?P<core>weekend)\b(?!\s+(?:of|before|after))",
+    frozenset({"weekend"}),
+)
 def the_weekend(m: re.Match[str], ctx: Ctx) -> Atom | None:
     wd = ctx.today.weekday()
     if wd >= 5 or ctx.future:
@@ -212,10 +260,13 @@ def the_weekend(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, _last_weekend(ctx.today), "weekend")
 
 
-@rule("so-far", 24,
-      r"\b(?P<core>(?:earlier|so\s+far)\s+this\s+(?P<u>week|month|quarter|year)|this\s+(?P<u2>week|month|quarter|year)"
-      r"\s+so\s+far|(?P<u3>week|month|quarter|year)[\s-]to[\s-]date|(?P<abbr>ytd|mtd|qtd))\b",
-      frozenset({"earlier", "far", "date", "ytd", "mtd", "qtd"}))
+@rule(
+    "so-far",
+    24,
+    r"\b(?P<core>(?:earlier|so\s+far)\s+this\s+(?P<u>week|month|quarter|year)|this\s+(?P<u2>week|month|quarter|year)"
+    r"\s+so\s+far|(?P<u3>week|month|quarter|year)[\s-]to[\s-]date|(?P<abbr>ytd|mtd|qtd))\b",
+    frozenset({"earlier", "far", "date", "ytd", "mtd", "qtd"}),
+)
 def so_far(m: re.Match[str], ctx: Ctx) -> Atom | None:
     unit = m["u"] or m["u2"] or m["u3"] or {"ytd": "year", "mtd": "month", "qtd": "quarter"}[m["abbr"]]
     return make_atom(m, cal.days(unit_window(unit, ctx.today).start.date(), ctx.today), "span")
@@ -233,19 +284,42 @@ def other_day(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, cal.days(ctx.today - timedelta(days=7), ctx.today - timedelta(days=1)), "span")
 
 
-@rule("recently", 32, r"(?<!most\s)(?<!more\s)(?<!least\s)\b(?P<core>recently|lately|of\s+late|recent)\b",
-      frozenset({"recently", "lately", "late", "recent"}))
+@rule(
+    "recently",
+    32,
+    r"(?<!most\s)(?<!more\s)(?<!least\s)\b(?P<core>recently|lately|of\s+late|recent)\b",
+    frozenset({"recently", "lately", "late", "recent"}),
+)
 def recently(m: re.Match[str], ctx: Ctx) -> Atom | None:
     return make_atom(m, cal.days(ctx.today - timedelta(days=RECENT_DAYS), ctx.today), "recent")
 
 
-@rule("of-the-unit", 33,
-      r"\bof\s+(?P<core>the\s+(?P<u>year|month|week))\b(?!\s+(?:before|after|of|that|when|i|we|he|she|they|you)\b)",
-      frozenset({"year", "month", "week"}))
+@rule(
+    "of-the-unit",
+    33,
+    r"\bof\s+(?P<core>the\s+(?P<u>year|month|week))\b(?!\s+(?:before|after|of|that|when|i|we|he|she|they|you)\b)",
+    frozenset({"year", "month", "week"}),
+)
 def of_the_unit(m: re.Match[str], ctx: Ctx) -> Atom | None:
     unit = m["u"]
     return make_atom(m, unit_window(unit, ctx.today), "year" if unit == "year" else "relative")
 
 
-RULES = (half_year_ago, hours_ago, this_past, so_far, later_this, day_before_yesterday, ago, rolling_rule, recent_units, in_n_units,
-         day_word, calendar_relative, other_day, the_weekend, recently, of_the_unit)
+RULES = (
+    half_year_ago,
+    hours_ago,
+    this_past,
+    so_far,
+    later_this,
+    day_before_yesterday,
+    ago,
+    rolling_rule,
+    recent_units,
+    in_n_units,
+    day_word,
+    calendar_relative,
+    other_day,
+    the_weekend,
+    recently,
+    of_the_unit,
+)

@@ -9,8 +9,15 @@ from datetime import datetime
 from tempr.temporal import _fallback
 from tempr.temporal._analyser import analyse, normalise_languages
 
-_PROBES = ("What did Alice do last spring?", "between March and June 2023", "before Alice joined Google",
-           "hace 3 días", "上周", "지난주", "вчера")
+_PROBES = (
+    "What did Alice do last spring?",
+    "between March and June 2023",
+    "before Alice joined Google",
+    "hace 3 días",
+    "上周",
+    "지난주",
+    "вчера",
+)
 
 
 def warm_up(languages: Sequence[str] | None = None) -> float:

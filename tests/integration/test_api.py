@@ -30,8 +30,9 @@ def api(resources: Any, worker: Path) -> Iterator[httpx.Client]:
     from tempr.api.app import create_app
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(resources=resources), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(resources=resources), host="127.0.0.1", port=port, log_level="warning")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     wait_for(lambda: server.started, timeout=30, what="uvicorn")
@@ -73,43 +74,73 @@ def test_async_recall_job_status_and_idempotency(api: httpx.Client, resources: A
     clash = api.post(RECALL.format(bank) + "/async", json={**body, "query": "Something else?"}, headers=key)
     assert clash.status_code == 422 and clash.json()["field"] == "idempotency_key"
     in_body = {**body, "idempotency_key": key["Idempotency-Key"] + "-b"}
-    assert api.post(RECALL.format(bank) + "/async", json=in_body).json()["job_id"] == \
+    assert (
         api.post(RECALL.format(bank) + "/async", json=in_body).json()["job_id"]
+        == api.post(RECALL.format(bank) + "/async", json=in_body).json()["job_id"]
+    )
 
-    job = wait_for(lambda: (j := api.get(f"/v1/jobs/{job_id}").json())["status"] == "succeeded" and j,
-                   timeout=60, what="job to succeed")
+    job = wait_for(
+        lambda: (j := api.get(f"/v1/jobs/{job_id}").json())["status"] == "succeeded" and j,
+        timeout=60,
+        what="job to succeed",
+    )
     assert comparable(job["result"]) == comparable(_direct(resources, bank, body))
     # the synchronous route with the same key returns that same job's answer
     same = api.post(RECALL.format(bank), json=body, headers=key)
     assert same.status_code == 200 and comparable(same.json()) == comparable(job["result"])
 
 
-@pytest.mark.parametrize(("method", "path", "payload", "status", "field"), [
-    ("post", RECALL.format("b1"), {"query": ""}, 422, "query"),
-    ("post", RECALL.format("b1"), {"query": "ok", "bogus": 1}, 422, "bogus"),
-    ("post", RECALL.format("b1"), {"query": "ok", "budget": "huge"}, 422, "budget"),
-    ("post", RECALL.format("b1"), {"query": "ok", "max_tokens": -1}, 422, "max_tokens"),
-    ("post", RECALL.format("b1"), {"query": "ok", "timeout_s": 0}, 422, "timeout_s"),
-    ("post", RECALL.format("b1"), {"query": "ok", "temporal_window": {"start": "2024-02-01", "end": "2024-01-01"}},
-     422, "temporal_window"),
-    ("post", RECALL.format("b1"), {"query": "ok", "callback_url": "http://169.254.169.254/latest"}, 422, "callback_url"),
-    ("post", RECALL.format("b1") + "/async", {"query": "ok", "callback_url": "http://metadata.google.internal/"},
-     422, "callback_url"),
-    ("post", RECALL.format("bad%20bank"), {"query": "ok"}, 422, "bank_id"),
-    ("post", RECALL.format("b1"), "{not json", 400, "body"),
-    ("post", RECALL.format("b1"), None, 422, None),
-    ("get", "/v1/jobs/no-such-job", None, 404, None),
-    ("delete", "/v1/default/banks/t-never-existed", None, 404, None),
-    ("post", "/v1/default/banks/b1/facts", {"text": "not an array"}, 422, None),
-    ("post", "/v1/default/banks/b1/facts", [{"text": "ok"}, {"text": "bad", "occurred_start": "soon"}], 422,
-     "occurred_start"),
-    ("post", "/v1/default/banks/b1/facts", [{"text": "ok"}, {"text": "x", "nope": 1}], 422, "nope"),
-    ("post", "/v1/default/banks/b1/facts", ["just a string"], 422, None),
-    ("get", "/v1/nothing-here", None, 404, None),
-    ("put", "/v1/jobs/x", None, 405, None),
-])
-def test_bad_input_is_a_4xx_with_a_json_body(api: httpx.Client, method: str, path: str, payload: Any,
-                                             status: int, field: str | None) -> None:
+@pytest.mark.parametrize(
+    ("method", "path", "payload", "status", "field"),
+    [
+        ("post", RECALL.format("b1"), {"query": ""}, 422, "query"),
+        ("post", RECALL.format("b1"), {"query": "ok", "bogus": 1}, 422, "bogus"),
+        ("post", RECALL.format("b1"), {"query": "ok", "budget": "huge"}, 422, "budget"),
+        ("post", RECALL.format("b1"), {"query": "ok", "max_tokens": -1}, 422, "max_tokens"),
+        ("post", RECALL.format("b1"), {"query": "ok", "timeout_s": 0}, 422, "timeout_s"),
+        (
+            "post",
+            RECALL.format("b1"),
+            {"query": "ok", "temporal_window": {"start": "2024-02-01", "end": "2024-01-01"}},
+            422,
+            "temporal_window",
+        ),
+        (
+            "post",
+            RECALL.format("b1"),
+            {"query": "ok", "callback_url": "http://169.254.169.254/latest"},
+            422,
+            "callback_url",
+        ),
+        (
+            "post",
+            RECALL.format("b1") + "/async",
+            {"query": "ok", "callback_url": "http://metadata.google.internal/"},
+            422,
+            "callback_url",
+        ),
+        ("post", RECALL.format("bad%20bank"), {"query": "ok"}, 422, "bank_id"),
+        ("post", RECALL.format("b1"), "{not json", 400, "body"),
+        ("post", RECALL.format("b1"), None, 422, None),
+        ("get", "/v1/jobs/no-such-job", None, 404, None),
+        ("delete", "/v1/default/banks/t-never-existed", None, 404, None),
+        ("post", "/v1/default/banks/b1/facts", {"text": "not an array"}, 422, None),
+        (
+            "post",
+            "/v1/default/banks/b1/facts",
+            [{"text": "ok"}, {"text": "bad", "occurred_start": "soon"}],
+            422,
+            "occurred_start",
+        ),
+        ("post", "/v1/default/banks/b1/facts", [{"text": "ok"}, {"text": "x", "nope": 1}], 422, "nope"),
+        ("post", "/v1/default/banks/b1/facts", ["just a string"], 422, None),
+        ("get", "/v1/nothing-here", None, 404, None),
+        ("put", "/v1/jobs/x", None, 405, None),
+    ],
+)
+def test_bad_input_is_a_4xx_with_a_json_body(
+    api: httpx.Client, method: str, path: str, payload: Any, status: int, field: str | None
+) -> None:
     if isinstance(payload, str):
         response = api.request(method, path, content=payload, headers={"Content-Type": "application/json"})
     elif payload is None:
@@ -124,13 +155,17 @@ def test_bad_input_is_a_4xx_with_a_json_body(api: httpx.Client, method: str, pat
 
 
 def test_facts_line_numbers(api: httpx.Client) -> None:
-    bad = api.post("/v1/default/banks/b1/facts", json=[{"text": "ok"}, {"text": "ok2"}, {"text": "x", "occurred_start": "soon"}])
+    bad = api.post(
+        "/v1/default/banks/b1/facts", json=[{"text": "ok"}, {"text": "ok2"}, {"text": "x", "occurred_start": "soon"}]
+    )
     assert bad.json()["line"] == 3 and bad.json()["error"] == "IngestValidationError"
 
 
 def test_ingest_recall_cache_and_delete_over_http(api: httpx.Client, bank_id: str) -> None:
-    facts = [{"id": "1", "text": "Zed plays the cello in an orchestra.", "entities": ["Zed"]},
-             {"id": "2", "text": "Zed lives in Porto.", "entities": ["Zed", "Porto"]}]
+    facts = [
+        {"id": "1", "text": "Zed plays the cello in an orchestra.", "entities": ["Zed"]},
+        {"id": "2", "text": "Zed lives in Porto.", "entities": ["Zed", "Porto"]},
+    ]
     report = api.post(f"/v1/default/banks/{bank_id}/facts", json=facts)
     assert report.status_code == 200 and report.json()["inserted"] == 2
     assert api.post(f"/v1/default/banks/{bank_id}/facts", json=facts).json()["skipped"] == 2
@@ -160,10 +195,20 @@ def test_deadline_past_is_504_with_the_job_id(api: httpx.Client, resources: Any,
 def test_openapi_docs_and_metrics(api: httpx.Client) -> None:
     assert api.get("/docs").status_code == 200
     paths = api.get("/openapi.json").json()["paths"]
-    for route in ("/v1/default/banks/{bank_id}/memories/recall", "/v1/default/banks/{bank_id}/memories/recall/async",
-                  "/v1/jobs/{job_id}", "/v1/default/banks/{bank_id}/facts", "/v1/default/banks/{bank_id}"):
+    for route in (
+        "/v1/default/banks/{bank_id}/memories/recall",
+        "/v1/default/banks/{bank_id}/memories/recall/async",
+        "/v1/jobs/{job_id}",
+        "/v1/default/banks/{bank_id}/facts",
+        "/v1/default/banks/{bank_id}",
+    ):
         assert route in paths, route
     metrics = api.get("/metrics").text
-    for name in ('tempr_queue_depth{queue="retrieve"}', 'tempr_queue_depth{queue="rerank"}', "tempr_cache_hit_ratio",
-                 'tempr_stage_seconds_count{stage="total"}', 'tempr_recalls_total{outcome="succeeded"}'):
+    for name in (
+        'tempr_queue_depth{queue="retrieve"}',
+        'tempr_queue_depth{queue="rerank"}',
+        "tempr_cache_hit_ratio",
+        'tempr_stage_seconds_count{stage="total"}',
+        'tempr_recalls_total{outcome="succeeded"}',
+    ):
         assert name in metrics, name

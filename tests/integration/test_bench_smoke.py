@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ lives in the checkout, not installed
-from bench import locomo, quality  # noqa: E402
+from bench import locomo, quality
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +28,7 @@ class SessionWorker:
 
 
 @pytest.mark.timeout(120)
-def test_quality_benchmark_smoke(resources, worker) -> None:  # noqa: ANN001
+def test_quality_benchmark_smoke(resources, worker) -> None:
     if not (LOCOMO / "26.json").exists():
         pytest.skip(f"no LoCoMo data at {LOCOMO}")
     started = time.perf_counter()
@@ -53,6 +53,7 @@ def test_quality_benchmark_smoke(resources, worker) -> None:  # noqa: ANN001
     with resources.engine.connect() as conn:
         from sqlalchemy import text as sql
 
-        count = conn.execute(sql("SELECT count(*) FROM memory_units WHERE bank_id = :b"),
-                             {"b": locomo.bank_id("26")}).scalar_one()
+        count = conn.execute(
+            sql("SELECT count(*) FROM memory_units WHERE bank_id = :b"), {"b": locomo.bank_id("26")}
+        ).scalar_one()
     assert count == 184

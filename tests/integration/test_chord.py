@@ -40,13 +40,17 @@ def _direct(resources: Any, bank: str, request: RecallRequest) -> RecallResponse
     return recall(bank, request, ctx)
 
 
-@pytest.mark.parametrize("fields", [
-    {"query": "Which company does Alice work for now?"},
-    {"query": "What happened to the team in 2023?", "budget": "low", "include": {"chunks": {}}, "trace": True},
-    {"query": "Why did Bob leave his job?", "budget": "high", "types": ["world", "experience"], "max_tokens": 300},
-])
-def test_chord_answers_exactly_like_the_entry_point(resources: Any, worker: Path, sample_facts: Path,
-                                                    fields: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"query": "Which company does Alice work for now?"},
+        {"query": "What happened to the team in 2023?", "budget": "low", "include": {"chunks": {}}, "trace": True},
+        {"query": "Why did Bob leave his job?", "budget": "high", "types": ["world", "experience"], "max_tokens": 300},
+    ],
+)
+def test_chord_answers_exactly_like_the_entry_point(
+    resources: Any, worker: Path, sample_facts: Path, fields: dict[str, Any]
+) -> None:
     bank = sample_bank(resources, sample_facts)
     request = RecallRequest(query_timestamp=WHEN, **fields)
     job = recall_async(bank, request)
@@ -55,8 +59,19 @@ def test_chord_answers_exactly_like_the_entry_point(resources: Any, worker: Path
     assert got.results, "the sample bank answers these"
     assert comparable(got) == comparable(expected)
     assert got.cache == "miss" and got.degraded == []
-    for stage in ("queue.start", "embed", "analyse", "strategies", "queue.strategy.semantic", "strategy.graph",
-                  "queue.fuse", "fuse", "rerank", "finish", "total"):
+    for stage in (
+        "queue.start",
+        "embed",
+        "analyse",
+        "strategies",
+        "queue.strategy.semantic",
+        "strategy.graph",
+        "queue.fuse",
+        "fuse",
+        "rerank",
+        "finish",
+        "total",
+    ):
         assert stage in got.timings_ms, stage
     status = job.status()
     assert status["status"] == "succeeded" and status["result"]["results"][0]["id"] == got.results[0].id
@@ -70,7 +85,9 @@ def test_send_task_by_name_without_the_client(resources: Any, worker: Path, samp
 
     bank = sample_bank(resources, sample_facts)
     plain = Celery("someapp", set_as_current=False)
-    plain.conf.update(celery_config(resources.settings, resources.endpoints.broker_url, resources.endpoints.result_backend))
+    plain.conf.update(
+        celery_config(resources.settings, resources.endpoints.broker_url, resources.endpoints.result_backend)
+    )
     request = {"query": "Who is Carol?", "query_timestamp": WHEN.isoformat()}
     result = plain.send_task("tempr.recall.start", kwargs={"bank_id": bank, "request": request})
     answer = result.get(timeout=60)
@@ -87,17 +104,29 @@ def cache_redis(tmp_path_factory: pytest.TempPathFactory) -> Any:
     server.down()
 
 
-def test_cache_miss_hit_bank_write_and_redis_down(resources: Any, stack: Any, bank_id: str, tmp_path: Path,
-                                                  cache_redis: Any) -> None:
+def test_cache_miss_hit_bank_write_and_redis_down(
+    resources: Any, stack: Any, bank_id: str, tmp_path: Path, cache_redis: Any
+) -> None:
     server, cache_url = cache_redis
     deps = IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings)
-    ingest_facts(bank_id, parse_array([
-        {"id": "1", "text": "Alice works at Google as a research engineer.", "entities": ["Alice", "Google"]},
-        {"id": "2", "text": "Bob moved to Lisbon in 2022.", "entities": ["Bob", "Lisbon"]},
-    ]), deps)
+    ingest_facts(
+        bank_id,
+        parse_array(
+            [
+                {"id": "1", "text": "Alice works at Google as a research engineer.", "entities": ["Alice", "Google"]},
+                {"id": "2", "text": "Bob moved to Lisbon in 2022.", "entities": ["Bob", "Lisbon"]},
+            ]
+        ),
+        deps,
+    )
     env = {"TEMPR_CACHE_URL": cache_url}
-    with extra_worker("cache", tmp_path, env=env, broker_url=redis_db_url(stack.redis_url, 6),
-                      result_backend=resources.endpoints.result_backend) as w:
+    with extra_worker(
+        "cache",
+        tmp_path,
+        env=env,
+        broker_url=redis_db_url(stack.redis_url, 6),
+        result_backend=resources.endpoints.result_backend,
+    ) as w:
         ask = {"query": "Where does Alice work?", "query_timestamp": WHEN}
         first = recall_async(bank_id, app=w.app, **ask).get(60)
         second = recall_async(bank_id, app=w.app, **ask).get(60)
@@ -107,8 +136,11 @@ def test_cache_miss_hit_bank_write_and_redis_down(resources: Any, stack: Any, ba
         # a different request is a different key
         assert recall_async(bank_id, app=w.app, query="Where does Alice work?", budget="low").get(60).cache == "miss"
 
-        ingest_facts(bank_id, parse_array([{"id": "3", "text": "Alice now works at OpenAI.",
-                                            "entities": ["Alice", "OpenAI"]}]), deps)
+        ingest_facts(
+            bank_id,
+            parse_array([{"id": "3", "text": "Alice now works at OpenAI.", "entities": ["Alice", "OpenAI"]}]),
+            deps,
+        )
         third = recall_async(bank_id, app=w.app, **ask).get(60)
         assert third.cache == "miss", "a write to the bank must bypass every cached answer"
         assert any("OpenAI" in r.text for r in third.results)

@@ -35,14 +35,21 @@ WHEN = datetime(2024, 6, 1, 12, tzinfo=UTC)
 @pytest.fixture(scope="module")
 def faulty(resources: Any, stack: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExtraWorker]:
     env = {"TEMPR_FAULT_STRATEGIES": "semantic,graph:slow,*@allfail-", "TEMPR_STRATEGY_TIMEOUT_S": "1"}
-    with extra_worker("faulty", tmp_path_factory.mktemp("faulty"), env=env, pool="prefork", concurrency=2,
-                      broker_url=redis_db_url(stack.redis_url, 5),
-                      result_backend=resources.endpoints.result_backend) as worker:
+    with extra_worker(
+        "faulty",
+        tmp_path_factory.mktemp("faulty"),
+        env=env,
+        pool="prefork",
+        concurrency=2,
+        broker_url=redis_db_url(stack.redis_url, 5),
+        result_backend=resources.endpoints.result_backend,
+    ) as worker:
         yield worker
 
 
-def test_failed_and_timed_out_strategies_degrade_the_answer(resources: Any, sample_facts: Path,
-                                                            faulty: ExtraWorker) -> None:
+def test_failed_and_timed_out_strategies_degrade_the_answer(
+    resources: Any, sample_facts: Path, faulty: ExtraWorker
+) -> None:
     bank = sample_bank(resources, sample_facts)
     request = RecallRequest(query="Where does Alice work these days?", query_timestamp=WHEN)
     started = time.perf_counter()
@@ -57,8 +64,10 @@ def test_failed_and_timed_out_strategies_degrade_the_answer(resources: Any, samp
     # The same fusion of the surviving strategies, in process.
     ctx = RecallContext(resources.engine, resources.embedder, resources.settings)
     plan = analyse(bank, request, ctx)
-    results = [degraded(s, "down") if s in (Strategy.SEMANTIC, Strategy.GRAPH) else run_strategy(s, plan, ctx)
-               for s in Strategy]
+    results = [
+        degraded(s, "down") if s in (Strategy.SEMANTIC, Strategy.GRAPH) else run_strategy(s, plan, ctx)
+        for s in Strategy
+    ]
     expected = complete(plan, results, ctx, {})
     assert [(r.id, r.scores) for r in got.results] == [(r.id, r.scores) for r in expected.results]
 

@@ -62,8 +62,9 @@ def _race(calls: list[Callable[[], Any]]) -> list[Any]:
     return out
 
 
-def test_a_colon_in_bank_or_key_never_shares_a_job_across_banks(quiet_app: Celery, store: JobStore,
-                                                                 resources: Any) -> None:
+def test_a_colon_in_bank_or_key_never_shares_a_job_across_banks(
+    quiet_app: Celery, store: JobStore, resources: Any
+) -> None:
     body = {"query": "Where does Alice work?"}
     leaks = 0
     for r in range(ROUNDS):
@@ -71,30 +72,36 @@ def test_a_colon_in_bank_or_key_never_shares_a_job_across_banks(quiet_app: Celer
         bank_b = f"{bank_a}:rN"
 
         def enqueue(bank: str, key: str) -> Callable[[], Any]:
-            return lambda: recall_async(bank, body, app=quiet_app, store=store, settings=resources.settings,
-                                        idempotency_key=key)
+            return lambda: recall_async(
+                bank, body, app=quiet_app, store=store, settings=resources.settings, idempotency_key=key
+            )
 
         jobs = _race([enqueue(bank_a, "rN:k")] + [enqueue(bank_b, "k") for _ in range(5)])
         assert not [j for j in jobs if isinstance(j, Exception)], jobs
         first, rest = jobs[0], jobs[1:]
         leaks += sum(j.id == first.id for j in rest)
-        assert len({j.id for j in rest}) == 1            # the five identical requests share one job
-        assert sum(not j.reused for j in rest) == 1      # made by exactly one of them
+        assert len({j.id for j in rest}) == 1  # the five identical requests share one job
+        assert sum(not j.reused for j in rest) == 1  # made by exactly one of them
         for job in jobs:
             assert (store.get(job.id) or {}).get("bank_id") == job.bank_id
     assert leaks == 0
 
 
-def test_different_bodies_racing_on_one_key_never_share_a_job(quiet_app: Celery, store: JobStore,
-                                                              resources: Any) -> None:
+def test_different_bodies_racing_on_one_key_never_share_a_job(
+    quiet_app: Celery, store: JobStore, resources: Any
+) -> None:
     for r in range(ROUNDS // 4):
         bank, key = f"t-idem-{uuid.uuid4().hex[:8]}", f"key-{r}"
-        calls = [lambda q=q: recall_async(bank, {"query": q}, app=quiet_app, store=store,
-                                          settings=resources.settings, idempotency_key=key)
-                 for q in ("first question?", "second question?", "third question?")]
+        calls = [
+            lambda q=q, bank=bank, key=key: recall_async(
+                bank, {"query": q}, app=quiet_app, store=store, settings=resources.settings, idempotency_key=key
+            )
+            for q in ("first question?", "second question?", "third question?")
+        ]
         outcomes = _race(calls)
         made = [o for o in outcomes if not isinstance(o, Exception)]
         refused = [o for o in outcomes if isinstance(o, Exception)]
         assert len(made) == 1 and not made[0].reused, outcomes
-        assert len(refused) == 2 and all(isinstance(e, ValidationError) and e.field == "idempotency_key"
-                                         for e in refused), refused
+        assert len(refused) == 2 and all(
+            isinstance(e, ValidationError) and e.field == "idempotency_key" for e in refused
+        ), refused

@@ -37,25 +37,37 @@ def test_sample_bank_ingests_once(resources, bank_id: str, sample_facts: Path) -
     assert units == 62
     assert _count(resources, "SELECT unit_count FROM banks WHERE id = :b", bank_id) == 62
     # entities: given or extracted, unique case-insensitively per bank
-    assert _count(resources, "SELECT count(*) FROM entities WHERE bank_id = :b AND lower(canonical_name) = 'alice'", bank_id) == 1
+    assert (
+        _count(
+            resources, "SELECT count(*) FROM entities WHERE bank_id = :b AND lower(canonical_name) = 'alice'", bank_id
+        )
+        == 1
+    )
     # BM25 document frequency of 'alic' equals the number of units mentioning Alice
     df = _count(resources, "SELECT df FROM bm25_terms WHERE bank_id = :b AND term = 'alic'", bank_id)
-    mentions = _count(resources, "SELECT count(*) FROM memory_units WHERE bank_id = :b AND search_vector @@ 'alic'::tsquery", bank_id)
+    mentions = _count(
+        resources, "SELECT count(*) FROM memory_units WHERE bank_id = :b AND search_vector @@ 'alic'::tsquery", bank_id
+    )
     assert df == mentions > 10
 
 
 def test_semantic_links_respect_threshold(resources, bank_id: str) -> None:
-    facts = parse_array([
-        {"id": "1", "text": "Alice works at Google as a research engineer."},
-        {"id": "2", "text": "Alice is employed by Google as a research engineer."},
-        {"id": "3", "text": "The recipe needs two cups of flour and an egg."},
-    ])
+    facts = parse_array(
+        [
+            {"id": "1", "text": "Alice works at Google as a research engineer."},
+            {"id": "2", "text": "Alice is employed by Google as a research engineer."},
+            {"id": "3", "text": "The recipe needs two cups of flour and an egg."},
+        ]
+    )
     ingest_facts(bank_id, facts, _deps(resources))
     with resources.engine.connect() as conn:
-        rows = conn.execute(text("""
+        rows = conn.execute(
+            text("""
             SELECT f.fact_id, t.fact_id, l.weight FROM memory_links l
             JOIN memory_units f ON f.id = l.from_unit_id JOIN memory_units t ON t.id = l.to_unit_id
-            WHERE f.bank_id = :b AND l.link_type = 'semantic'"""), {"b": bank_id}).all()
+            WHERE f.bank_id = :b AND l.link_type = 'semantic'"""),
+            {"b": bank_id},
+        ).all()
     assert rows, "near-paraphrases must be linked"
     assert all(w >= 0.7 for _, _, w in rows)
     assert all("3" not in (a, b) for a, b, _ in rows)
@@ -72,8 +84,12 @@ def test_unknown_cause_rejects_whole_batch(resources, bank_id: str) -> None:
 def test_cli_reports_bad_line_and_stores_nothing(resources, bank_id: str, tmp_path: Path) -> None:
     path = tmp_path / "facts.jsonl"
     path.write_text(json.dumps({"text": "fine"}) + "\n" + json.dumps({"text": "bad", "occurred_start": "soon"}) + "\n")
-    done = subprocess.run([sys.executable, "-m", "tempr.cli.main", "ingest", "--bank", bank_id, str(path)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "tempr.cli.main", "ingest", "--bank", bank_id, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert "line 2" in done.stderr and "occurred_start" in done.stderr
     assert "Traceback" not in done.stderr

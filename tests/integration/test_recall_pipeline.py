@@ -104,9 +104,12 @@ def test_empty_bank_answers_with_nothing(ctx, bank_id) -> None:
 
 def test_long_memory_is_skipped_not_blocking(ctx, resources, bank_id) -> None:
     long_text = "Alice wrote a very long design document about ranking. " * 300
-    facts = parse_array([{"id": "long", "text": long_text},
-                         {"id": "short", "text": "Alice wrote a short note about ranking."}])
-    ingest_facts(bank_id, facts, IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings))
+    facts = parse_array(
+        [{"id": "long", "text": long_text}, {"id": "short", "text": "Alice wrote a short note about ranking."}]
+    )
+    ingest_facts(
+        bank_id, facts, IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings)
+    )
     response = ask(ctx, bank_id, "Alice design document about ranking", max_tokens=200, trace=True)
     assert fact_ids(response) == ["short"]
     outcomes = {d["outcome"] for d in response.trace["packing"]}
@@ -138,9 +141,14 @@ def test_fallback_reranker_is_reported(ctx, sample_bank) -> None:
 
 @pytest.mark.parametrize(
     "body",
-    [{"query": "?!"}, {"query": "x " * 600}, {"query": "ok", "budget": "huge"},
-     {"query": "ok", "types": ["opinion"]}, {"query": "ok", "max_tokens": -1},
-     {"query": "ok", "temporal_window": {"start": "2024-02-01", "end": "2024-01-01"}}],
+    [
+        {"query": "?!"},
+        {"query": "x " * 600},
+        {"query": "ok", "budget": "huge"},
+        {"query": "ok", "types": ["opinion"]},
+        {"query": "ok", "max_tokens": -1},
+        {"query": "ok", "temporal_window": {"start": "2024-02-01", "end": "2024-01-01"}},
+    ],
 )
 def test_bad_requests_are_refused(body) -> None:
     with pytest.raises(PydanticValidationError):

@@ -64,28 +64,46 @@ def sample(resources, sample_facts: Path) -> Iterator[tuple[str, dict[str, str]]
 # --- tags and types -------------------------------------------------------------------------
 
 TAGGED = [  # key, fact type, tags
-    ("u", "world", []), ("a", "experience", ["a"]), ("b", "observation", ["b"]),
-    ("ab", "world", ["a", "b"]), ("abc", "experience", ["a", "b", "c"]),
+    ("u", "world", []),
+    ("a", "experience", ["a"]),
+    ("b", "observation", ["b"]),
+    ("ab", "world", ["a", "b"]),
+    ("abc", "experience", ["a", "b", "c"]),
 ]
 
 
 @pytest.fixture(scope="module")
 def tagged(resources) -> Iterator[tuple[str, dict[str, str]]]:
     bank = _bank()
-    facts = [{"id": k, "text": f"Quarterly planning note {k} about the garden shed.", "fact_type": t, "tags": tags,
-              "entities": ["garden shed"], "occurred_start": "2023-06-01"} for k, t, tags in TAGGED]
+    facts = [
+        {
+            "id": k,
+            "text": f"Quarterly planning note {k} about the garden shed.",
+            "fact_type": t,
+            "tags": tags,
+            "entities": ["garden shed"],
+            "occurred_start": "2023-06-01",
+        }
+        for k, t, tags in TAGGED
+    ]
     yield bank, _ingest(resources, bank, parse_array(facts))
     _drop(resources, bank)
 
 
 TAG_CASES = [
-    ("any", [], {"u", "a", "b", "ab", "abc"}), ("all", [], {"u", "a", "b", "ab", "abc"}),
-    ("any_strict", [], {"u", "a", "b", "ab", "abc"}), ("all_strict", [], {"u", "a", "b", "ab", "abc"}),
+    ("any", [], {"u", "a", "b", "ab", "abc"}),
+    ("all", [], {"u", "a", "b", "ab", "abc"}),
+    ("any_strict", [], {"u", "a", "b", "ab", "abc"}),
+    ("all_strict", [], {"u", "a", "b", "ab", "abc"}),
     ("exact", [], {"u"}),
-    ("any", ["a"], {"u", "a", "ab", "abc"}), ("any", ["a", "b"], {"u", "a", "b", "ab", "abc"}),
-    ("all", ["a", "b"], {"u", "ab", "abc"}), ("any_strict", ["a"], {"a", "ab", "abc"}),
-    ("any_strict", ["c", "zz"], {"abc"}), ("all_strict", ["a", "b"], {"ab", "abc"}),
-    ("exact", ["b", "a"], {"ab"}), ("exact", ["a"], {"a"}),
+    ("any", ["a"], {"u", "a", "ab", "abc"}),
+    ("any", ["a", "b"], {"u", "a", "b", "ab", "abc"}),
+    ("all", ["a", "b"], {"u", "ab", "abc"}),
+    ("any_strict", ["a"], {"a", "ab", "abc"}),
+    ("any_strict", ["c", "zz"], {"abc"}),
+    ("all_strict", ["a", "b"], {"ab", "abc"}),
+    ("exact", ["b", "a"], {"ab"}),
+    ("exact", ["a"], {"a"}),
 ]
 
 
@@ -107,10 +125,12 @@ def test_tag_modes_apply_inside_every_query(resources, tagged, mode, tags, expec
 def test_tag_filter_on_graph_and_unknown_mode(resources, tagged) -> None:
     bank, ids = tagged
     with resources.engine.connect() as conn:
-        hits, _ = repo.graph_search(conn, [ids["a"]], Filters(bank, tags=("a",), tags_match="all_strict"),
-                                    depth=1, budget=10, decay=0.5)
-        hidden_seed, _ = repo.graph_search(conn, [ids["u"]], Filters(bank, tags=("a",), tags_match="all_strict"),
-                                           depth=1, budget=10, decay=0.5)
+        hits, _ = repo.graph_search(
+            conn, [ids["a"]], Filters(bank, tags=("a",), tags_match="all_strict"), depth=1, budget=10, decay=0.5
+        )
+        hidden_seed, _ = repo.graph_search(
+            conn, [ids["u"]], Filters(bank, tags=("a",), tags_match="all_strict"), depth=1, budget=10, decay=0.5
+        )
     assert set(_names(ids, hits)) == {"ab", "abc"}
     assert hidden_seed == []  # a seed the caller may not see leads nowhere
     with pytest.raises(ValidationError):
@@ -119,8 +139,9 @@ def test_tag_filter_on_graph_and_unknown_mode(resources, tagged) -> None:
     assert repo.tag_clause(Filters(bank, tags_match="exact"))[0] == "m.tags = '{}'"
 
 
-@pytest.mark.parametrize(("types", "expected"), [(("experience",), {"a", "abc"}),
-                                                 (("world", "observation"), {"u", "b", "ab"})])
+@pytest.mark.parametrize(
+    ("types", "expected"), [(("experience",), {"a", "abc"}), (("world", "observation"), {"u", "b", "ab"})]
+)
 def test_type_filter(resources, tagged, types, expected) -> None:
     bank, ids = tagged
     f = Filters(bank, types=types)
@@ -147,7 +168,10 @@ def test_empty_and_unknown_banks_return_nothing(resources) -> None:
                 assert repo.keyword_search(conn, "the and of", Filters(bank), 10) == []  # stop words only
                 ghost = repo.graph_search(conn, [str(uuid.uuid4()), "not-a-uuid"], f, depth=3, budget=50, decay=0.5)
                 assert ghost == ([], {"hops": [{"hop": 1, "frontier": 1, "reached": 0, "new": 0}], "explored": 0})
-                assert repo.graph_search(conn, [], f, depth=3, budget=50, decay=0.5) == ([], {"hops": [], "explored": 0})
+                assert repo.graph_search(conn, [], f, depth=3, budget=50, decay=0.5) == (
+                    [],
+                    {"hops": [], "explored": 0},
+                )
                 assert repo.temporal_candidates(conn, vec, YEAR_2023, f, 10) == []
                 assert repo.find_event_date(conn, vec, f) is None
                 assert repo.fetch_units(conn, [str(uuid.uuid4()), "junk"]) == {}
@@ -169,8 +193,17 @@ _INSERT_RANDOM = text("""
 
 def _random_units(conn, bank: str, vectors: np.ndarray, rare_every: int = 0) -> list[str]:
     conn.execute(text("INSERT INTO banks (id) VALUES (:b)"), {"b": bank})
-    rows = [{"id": str(uuid.uuid4()), "b": bank, "fid": f"r{i}", "text": f"filler memory {i}", "emb": v,
-             "tags": ["rare"] if rare_every and i % rare_every == 0 else []} for i, v in enumerate(vectors)]
+    rows = [
+        {
+            "id": str(uuid.uuid4()),
+            "b": bank,
+            "fid": f"r{i}",
+            "text": f"filler memory {i}",
+            "emb": v,
+            "tags": ["rare"] if rare_every and i % rare_every == 0 else [],
+        }
+        for i, v in enumerate(vectors)
+    ]
     conn.execute(_INSERT_RANDOM, rows)
     return [r["id"] for r in rows]
 
@@ -190,8 +223,7 @@ def big_table(resources) -> Iterator[dict[str, Any]]:
         _random_units(conn, filler, _unit_vectors(rng, 3000))
         small_ids = _random_units(conn, small, small_vecs, rare_every=20)
         conn.execute(text("ANALYZE memory_units"))
-    yield {"filler": filler, "small": small, "ids": small_ids, "vecs": small_vecs,
-           "query": _unit_vectors(rng, 1)[0]}
+    yield {"filler": filler, "small": small, "ids": small_ids, "vecs": small_vecs, "query": _unit_vectors(rng, 1)[0]}
     _drop(resources, filler)
     _drop(resources, small)
 
@@ -255,12 +287,17 @@ def test_semantic_uses_hnsw_on_a_big_bank(resources, big_table) -> None:
 # --- keyword: true BM25 ---------------------------------------------------------------------
 
 BM25_FACTS = [
-    ("rare", "zebra seen near river"), ("common", "apple seen near river"),
-    ("c1", "apple pie recipe"), ("c2", "apple juice stand"), ("c3", "green apple tree"),
-    ("c4", "apple market prices"), ("short", "kiwi harvest"),
+    ("rare", "zebra seen near river"),
+    ("common", "apple seen near river"),
+    ("c1", "apple pie recipe"),
+    ("c2", "apple juice stand"),
+    ("c3", "green apple tree"),
+    ("c4", "apple market prices"),
+    ("short", "kiwi harvest"),
     ("long", "kiwi harvest festival parade music food crowd lanterns"),
     ("url", "Docs live at http://example.com/a'b?x=1 for now."),
-    ("twice", "mango mango tart"), ("once", "mango pear tart"),
+    ("twice", "mango mango tart"),
+    ("once", "mango pear tart"),
 ]
 
 
@@ -276,8 +313,9 @@ def _bm25(conn, bank: str, unit: str, terms: list[str], tf: int = 1, k1: float =
     doc_len = conn.execute(text("SELECT doc_len FROM memory_units WHERE id = :u"), {"u": unit}).scalar_one()
     score = 0.0
     for term in terms:
-        df = conn.execute(text("SELECT df FROM bm25_terms WHERE bank_id = :b AND term = :t"),
-                          {"b": bank, "t": term}).scalar_one()
+        df = conn.execute(
+            text("SELECT df FROM bm25_terms WHERE bank_id = :b AND term = :t"), {"b": bank, "t": term}
+        ).scalar_one()
         idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
         score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * doc_len / (total / n)))
     return score
@@ -323,10 +361,18 @@ def test_bm25_query_text_is_never_tsquery_syntax(resources, bm25) -> None:
     assert _names(ids, url) == ["url"]
 
 
-@pytest.mark.parametrize(("query", "first"), [
-    ("Alice works at Google", None), ("https://alicechen.dev", "a55"), ("alice-chen-ml", "a55"),
-    ("port 9464", "a57"), ("9464", "a57"), ("pgvector", "a56"), ("Tidepool", "a08"),
-])
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("Alice works at Google", None),
+        ("https://alicechen.dev", "a55"),
+        ("alice-chen-ml", "a55"),
+        ("port 9464", "a57"),
+        ("9464", "a57"),
+        ("pgvector", "a56"),
+        ("Tidepool", "a08"),
+    ],
+)
 def test_bm25_matches_names_urls_and_identifiers_exactly(resources, sample, query, first) -> None:
     bank, ids = sample
     with resources.engine.connect() as conn:
@@ -341,6 +387,7 @@ def test_bm25_matches_names_urls_and_identifiers_exactly(resources, sample, quer
 
 # --- graph ----------------------------------------------------------------------------------
 
+
 def _scores(ids: dict[str, str], hits: list[Any]) -> dict[str, float]:
     return dict(zip(_names(ids, hits), (h.score for h in hits), strict=True))
 
@@ -348,18 +395,23 @@ def _scores(ids: dict[str, str], hits: list[Any]) -> dict[str, float]:
 def test_graph_reaches_the_managers_teams_projects_only_with_more_hops(resources, sample) -> None:
     bank, ids = sample
     with resources.engine.connect() as conn:
-        shared = conn.execute(text("""
+        shared = conn.execute(
+            text("""
             SELECT count(*) FROM unit_entities a JOIN unit_entities b ON a.entity_id = b.entity_id
             WHERE a.unit_id = :seed AND b.unit_id = ANY(CAST(:p AS uuid[]))"""),
-            {"seed": ids["a05"], "p": [ids["a07"], ids["a08"]]}).scalar_one()
-        linked = conn.execute(text("""
+            {"seed": ids["a05"], "p": [ids["a07"], ids["a08"]]},
+        ).scalar_one()
+        linked = conn.execute(
+            text("""
             SELECT count(*) FROM memory_links WHERE link_type <> 'temporal'
               AND ((from_unit_id = :seed AND to_unit_id = ANY(CAST(:p AS uuid[])))
                 OR (to_unit_id = :seed AND from_unit_id = ANY(CAST(:p AS uuid[]))))"""),
-            {"seed": ids["a05"], "p": [ids["a07"], ids["a08"]]}).scalar_one()
+            {"seed": ids["a05"], "p": [ids["a07"], ids["a08"]]},
+        ).scalar_one()
         assert shared == 0 and linked == 0  # the projects are not one hop from "Alice's manager"
-        runs = {d: repo.graph_search(conn, [ids["a05"]], Filters(bank), depth=d, budget=100, decay=0.5)
-                for d in (1, 2, 3)}
+        runs = {
+            d: repo.graph_search(conn, [ids["a05"]], Filters(bank), depth=d, budget=100, decay=0.5) for d in (1, 2, 3)
+        }
         flat, _ = repo.graph_search(conn, [ids["a05"]], Filters(bank), depth=2, budget=100, decay=1.0)
     one, two, three = (_scores(ids, runs[d][0]) for d in (1, 2, 3))
     assert "a07" not in one and "a08" not in one and "a05" not in one
@@ -377,8 +429,9 @@ def test_graph_budget_and_hub_cap(resources, sample) -> None:
     bank, ids = sample
     with resources.engine.connect() as conn:
         hits, detail = repo.graph_search(conn, [ids["a05"]], Filters(bank), depth=3, budget=5, decay=0.5)
-        _, capped = repo.graph_search(conn, [ids["a05"]], Filters(bank), depth=1, budget=100, decay=0.5,
-                                      per_entity_limit=1)
+        _, capped = repo.graph_search(
+            conn, [ids["a05"]], Filters(bank), depth=1, budget=100, decay=0.5, per_entity_limit=1
+        )
         _, uncapped = repo.graph_search(conn, [ids["a05"]], Filters(bank), depth=1, budget=100, decay=0.5)
     assert detail["explored"] == 5 and len(hits) == 5
     assert [hop["new"] for hop in detail["hops"]] == [2, 2, 1]  # each hop gets a share, deeper hops still run
@@ -387,10 +440,21 @@ def test_graph_budget_and_hub_cap(resources, sample) -> None:
 
 CHAIN = [  # a <- b <- c by caused_by; b is hidden by tags and is the only path from a to c
     {"id": "a", "text": "The datacenter cooling failed during the heatwave.", "tags": ["public"], "entities": []},
-    {"id": "b", "text": "Nightly backups crashed on the storage cluster.", "fact_type": "observation",
-     "tags": ["secret"], "entities": [], "caused_by": ["a"]},
-    {"id": "c", "text": "Quarterly invoices went out a week late.", "tags": ["public"], "entities": [],
-     "caused_by": ["b"]},
+    {
+        "id": "b",
+        "text": "Nightly backups crashed on the storage cluster.",
+        "fact_type": "observation",
+        "tags": ["secret"],
+        "entities": [],
+        "caused_by": ["a"],
+    },
+    {
+        "id": "c",
+        "text": "Quarterly invoices went out a week late.",
+        "tags": ["public"],
+        "entities": [],
+        "caused_by": ["b"],
+    },
     {"id": "z", "text": "The office plants were repotted.", "tags": ["public"], "entities": []},
 ]
 
@@ -400,9 +464,12 @@ def test_graph_follows_causal_links_both_ways_and_walks_only_visible_memories(re
     ids = _ingest(resources, bank, parse_array(CHAIN))
     try:
         with resources.engine.connect() as conn:
-            other = conn.execute(text("""
+            other = conn.execute(
+                text("""
                 SELECT count(*) FROM memory_links l JOIN memory_units m ON m.id = l.from_unit_id
-                WHERE m.bank_id = :b AND l.link_type = 'semantic'"""), {"b": bank}).scalar_one()
+                WHERE m.bank_id = :b AND l.link_type = 'semantic'"""),
+                {"b": bank},
+            ).scalar_one()
             assert other == 0  # causal links are the only edges
 
             def run(seed: str, f: Filters, depth: int = 1) -> dict[str, float]:
@@ -424,14 +491,26 @@ def test_graph_follows_causal_links_both_ways_and_walks_only_visible_memories(re
 
 DATED = [
     {"id": "point", "text": "Planted tomatoes in the backyard.", "occurred_start": "2023-05-10"},
-    {"id": "span", "text": "Renovated the kitchen with new cabinets.", "occurred_start": "2022-12-01",
-     "occurred_end": "2023-02-15"},
+    {
+        "id": "span",
+        "text": "Renovated the kitchen with new cabinets.",
+        "occurred_start": "2022-12-01",
+        "occurred_end": "2023-02-15",
+    },
     {"id": "before", "text": "Renovated the bathroom with new tiles.", "occurred_start": "2022-11-01"},
     {"id": "mention", "text": "Mentioned wanting a new kitchen table.", "mentioned_at": "2023-03-03"},
-    {"id": "occurred-in", "text": "Bought kitchen knives.", "occurred_start": "2023-04-01",
-     "mentioned_at": "2024-01-01"},
-    {"id": "occurred-out", "text": "Painted the kitchen walls.", "occurred_start": "2021-01-01",
-     "mentioned_at": "2023-06-01"},
+    {
+        "id": "occurred-in",
+        "text": "Bought kitchen knives.",
+        "occurred_start": "2023-04-01",
+        "mentioned_at": "2024-01-01",
+    },
+    {
+        "id": "occurred-out",
+        "text": "Painted the kitchen walls.",
+        "occurred_start": "2021-01-01",
+        "mentioned_at": "2023-06-01",
+    },
     {"id": "end-only", "text": "Finished the garden fence.", "occurred_end": "2023-07-07"},
     {"id": "late", "text": "Hosted a dinner party in the dining room.", "occurred_start": "2023-12-20"},
 ]
@@ -478,6 +557,7 @@ def test_find_event_date(resources, sample) -> None:
 
 # --- units, chunks, entities, versions ------------------------------------------------------
 
+
 def test_fetch_units_chunks_entities_and_version(resources, sample) -> None:
     bank, ids = sample
     with resources.engine.connect() as conn:
@@ -494,8 +574,13 @@ def test_fetch_units_chunks_entities_and_version(resources, sample) -> None:
     assert "MIT" in a01["entities"] and a01["document_id"] == "chat-2022"
     assert a07["occurred_end"] == datetime(2023, 11, 30, tzinfo=UTC) and a07["chunk_id"] is None
     assert "entities" not in bare[ids["a01"]]
-    assert chunks == {"chat-2022-06-03": {"id": "chat-2022-06-03", "document_id": "chat-2022",
-                                          "text": chunks["chat-2022-06-03"]["text"]}}
+    assert chunks == {
+        "chat-2022-06-03": {
+            "id": "chat-2022-06-03",
+            "document_id": "chat-2022",
+            "text": chunks["chat-2022-06-03"]["text"],
+        }
+    }
     assert chunks["chat-2022-06-03"]["text"].startswith("Alice: I finally defended")
     assert set(_names(ids, carol)) == {"a05", "a06", "a46"}
     assert isinstance(version, int)

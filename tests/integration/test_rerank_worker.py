@@ -35,22 +35,32 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def fleet(resources: Any, stack: Any, model_dir: Path,
-          tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ExtraWorker, Path]]:
+def fleet(
+    resources: Any, stack: Any, model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ExtraWorker, Path]]:
     tmp = tmp_path_factory.mktemp("rerank-fleet")
     metrics_dir = tmp / "metrics"
     metrics_dir.mkdir()
-    env = {"TEMPR_RERANKER_MODEL": str(model_dir), "TEMPR_RERANK_BATCH_WAIT_MS": "250",
-           "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
-    common = {"env": env, "broker_url": redis_db_url(stack.redis_url, 8),
-              "result_backend": resources.endpoints.result_backend}
-    with extra_worker("rerank-pool", tmp, queues="rerank", pool="threads", concurrency=8, **common) as rerank_pool, \
-            extra_worker("retrieve-fuse", tmp, queues="retrieve,fuse,webhooks", pool="threads", concurrency=4, **common):
+    env = {
+        "TEMPR_RERANKER_MODEL": str(model_dir),
+        "TEMPR_RERANK_BATCH_WAIT_MS": "250",
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
+    }
+    common = {
+        "env": env,
+        "broker_url": redis_db_url(stack.redis_url, 8),
+        "result_backend": resources.endpoints.result_backend,
+    }
+    with (
+        extra_worker("rerank-pool", tmp, queues="rerank", pool="threads", concurrency=8, **common) as rerank_pool,
+        extra_worker("retrieve-fuse", tmp, queues="retrieve,fuse,webhooks", pool="threads", concurrency=4, **common),
+    ):
         yield rerank_pool, metrics_dir
 
 
-def test_recall_through_the_rerank_pool(resources: Any, sample_facts: Path, model_dir: Path,
-                                        fleet: tuple[ExtraWorker, Path]) -> None:
+def test_recall_through_the_rerank_pool(
+    resources: Any, sample_facts: Path, model_dir: Path, fleet: tuple[ExtraWorker, Path]
+) -> None:
     pool, _ = fleet
     bank = sample_bank(resources, sample_facts)
     request = RecallRequest(query="Where does Alice work now?", query_timestamp=WHEN)
@@ -59,8 +69,9 @@ def test_recall_through_the_rerank_pool(resources: Any, sample_facts: Path, mode
     assert got.results and all(r.scores.reranker is not None for r in got.results)
     for stage in ("fuse", "queue.rerank", "rerank", "queue.finish", "finish", "total"):
         assert stage in got.timings_ms, stage
-    ctx = RecallContext(resources.engine, resources.embedder, resources.settings,
-                        reranker=make_reranker(str(model_dir), device="cpu"))
+    ctx = RecallContext(
+        resources.engine, resources.embedder, resources.settings, reranker=make_reranker(str(model_dir), device="cpu")
+    )
     expected = recall(bank, request, ctx)
     assert {r.id for r in got.results} == {r.id for r in expected.results}
     want = {r.id: r.scores.final for r in expected.results}
@@ -73,8 +84,13 @@ def _rerank_state(resources: Any, bank: str, n: int) -> dict[str, Any]:
     candidates = fuse(plan, run_strategies(plan, ctx), resources.settings)
     now = time.time()
     env = {"job_id": f"batch-test-{n}-{now}", "bank_id": bank, "deadline": now + 60, "enqueued_at": now}
-    return {"env": env, "plan": {**plan.to_dict(), "embedding": []}, "candidates": [asdict(c) for c in candidates],
-            "timings": {}, "sent_at": now}
+    return {
+        "env": env,
+        "plan": {**plan.to_dict(), "embedding": []},
+        "candidates": [asdict(c) for c in candidates],
+        "timings": {},
+        "sent_at": now,
+    }
 
 
 def _batch_request_counts(metrics_dir: Path) -> tuple[float, float]:
@@ -92,8 +108,9 @@ def _batch_request_counts(metrics_dir: Path) -> tuple[float, float]:
     return total, total - single
 
 
-def test_concurrent_rerank_requests_share_a_batch(resources: Any, sample_facts: Path,
-                                                  fleet: tuple[ExtraWorker, Path]) -> None:
+def test_concurrent_rerank_requests_share_a_batch(
+    resources: Any, sample_facts: Path, fleet: tuple[ExtraWorker, Path]
+) -> None:
     pool, metrics_dir = fleet
     bank = sample_bank(resources, sample_facts)
     states = [_rerank_state(resources, bank, n) for n in range(6)]
@@ -106,6 +123,5 @@ def test_concurrent_rerank_requests_share_a_batch(resources: Any, sample_facts: 
 
     # and whole recalls in parallel through the pool all succeed
     with ThreadPoolExecutor(4) as ex:
-        answers = list(ex.map(lambda i: recall_async(bank, app=pool.app, query=f"Who is Alice? {i}").get(90),
-                              range(4)))
+        answers = list(ex.map(lambda i: recall_async(bank, app=pool.app, query=f"Who is Alice? {i}").get(90), range(4)))
     assert all(a.reranker.startswith("cross-encoder:") for a in answers)

@@ -18,8 +18,9 @@ pytestmark = pytest.mark.integration
 
 def _tempr(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TEMPR_STATE_DIR": str(state)}
-    return subprocess.run([sys.executable, "-m", "tempr.cli.main", *args], env=env,
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "tempr.cli.main", *args], env=env, capture_output=True, text=True, timeout=180
+    )
 
 
 def test_up_twice_is_harmless_and_down_stops_only_its_own(tmp_path: Path) -> None:

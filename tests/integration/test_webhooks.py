@@ -26,8 +26,13 @@ WHEN = datetime(2024, 6, 1, 12, tzinfo=UTC)
 @pytest.fixture(scope="module")
 def hooks(resources: Any, stack: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExtraWorker]:
     env = {"TEMPR_WEBHOOK_SECRET": SECRET, "TEMPR_WEBHOOK_BACKOFF_BASE_S": "0.1", "TEMPR_WEBHOOK_MAX_ATTEMPTS": "8"}
-    with extra_worker("hooks", tmp_path_factory.mktemp("hooks"), env=env, broker_url=redis_db_url(stack.redis_url, 7),
-                      result_backend=resources.endpoints.result_backend) as worker:
+    with extra_worker(
+        "hooks",
+        tmp_path_factory.mktemp("hooks"),
+        env=env,
+        broker_url=redis_db_url(stack.redis_url, 7),
+        result_backend=resources.endpoints.result_backend,
+    ) as worker:
         yield worker
 
 
@@ -42,14 +47,17 @@ def _check_signed(call: dict[str, Any], job_id: str) -> dict[str, Any]:
     headers = {k.lower(): v for k, v in call["headers"].items()}
     assert headers[JOB_HEADER.lower()] == job_id
     assert verify(call["body"], SECRET, headers[TIMESTAMP_HEADER.lower()], headers[SIGNATURE_HEADER.lower()])
-    assert not verify(call["body"], "wrong-secret", headers[TIMESTAMP_HEADER.lower()], headers[SIGNATURE_HEADER.lower()])
+    assert not verify(
+        call["body"], "wrong-secret", headers[TIMESTAMP_HEADER.lower()], headers[SIGNATURE_HEADER.lower()]
+    )
     return headers
 
 
 def test_result_is_posted_signed(hooks: ExtraWorker, receiver: Receiver, resources: Any, sample_facts: Path) -> None:
     bank = sample_bank(resources, sample_facts)
-    job = recall_async(bank, app=hooks.app, query="Where does Alice work?", query_timestamp=WHEN,
-                       callback_url=receiver.url)
+    job = recall_async(
+        bank, app=hooks.app, query="Where does Alice work?", query_timestamp=WHEN, callback_url=receiver.url
+    )
     answer = job.get(timeout=60)
     call = receiver.wait(30)
     headers = _check_signed(call, job.id)
@@ -57,26 +65,32 @@ def test_result_is_posted_signed(hooks: ExtraWorker, receiver: Receiver, resourc
     payload = receiver.payload(call)
     assert payload["job_id"] == job.id and payload["status"] == "succeeded" and payload["error"] is None
     assert [r["id"] for r in payload["result"]["results"]] == [r.id for r in answer.results]
-    status = wait_for(lambda: (s := job.status()).get("webhook", {}).get("status") == "delivered" and s,
-                      timeout=10, what="delivery record")
+    status = wait_for(
+        lambda: (s := job.status()).get("webhook", {}).get("status") == "delivered" and s,
+        timeout=10,
+        what="delivery record",
+    )
     assert [d["ok"] for d in status["webhook"]["deliveries"]] == [True]
 
 
-def test_receiver_down_at_first_is_delivered_after_retries(hooks: ExtraWorker, resources: Any,
-                                                          sample_facts: Path) -> None:
+def test_receiver_down_at_first_is_delivered_after_retries(
+    hooks: ExtraWorker, resources: Any, sample_facts: Path
+) -> None:
     bank = sample_bank(resources, sample_facts)
     down = Receiver(free_port())  # nothing listens on this port yet
     job = recall_async(bank, app=hooks.app, query="Why did Bob leave?", callback_url=down.url)
     job.get(timeout=60)
-    wait_for(lambda: len(job.status().get("webhook", {}).get("deliveries", [])) >= 2, timeout=20,
-             what="two failed attempts")
+    wait_for(
+        lambda: len(job.status().get("webhook", {}).get("deliveries", [])) >= 2, timeout=20, what="two failed attempts"
+    )
     down.start()
     try:
         call = down.wait(30)
         headers = _check_signed(call, job.id)
         assert int(headers[ATTEMPT_HEADER.lower()]) >= 3
-        status = wait_for(lambda: (s := job.status())["webhook"]["status"] == "delivered" and s, timeout=10,
-                          what="delivery record")
+        status = wait_for(
+            lambda: (s := job.status())["webhook"]["status"] == "delivered" and s, timeout=10, what="delivery record"
+        )
         deliveries = status["webhook"]["deliveries"]
         assert [d["ok"] for d in deliveries] == [False] * (len(deliveries) - 1) + [True]
         assert "Connect" in deliveries[0]["error"]
@@ -88,8 +102,9 @@ def test_receiver_down_at_first_is_delivered_after_retries(hooks: ExtraWorker, r
 def test_5xx_answers_are_retried(hooks: ExtraWorker, resources: Any, sample_facts: Path) -> None:
     flaky = Receiver(free_port(), fail_first=2).start()
     try:
-        job = recall_async(sample_bank(resources, sample_facts), app=hooks.app, query="Who is Carol?",
-                           callback_url=flaky.url)
+        job = recall_async(
+            sample_bank(resources, sample_facts), app=hooks.app, query="Who is Carol?", callback_url=flaky.url
+        )
         job.get(timeout=60)
         call = flaky.wait(30)
         assert len(flaky.calls) == 3 and _check_signed(call, job.id)[ATTEMPT_HEADER.lower()] == "3"
@@ -97,10 +112,15 @@ def test_5xx_answers_are_retried(hooks: ExtraWorker, resources: Any, sample_fact
         flaky.stop()
 
 
-@pytest.mark.parametrize("url", [
-    "http://169.254.169.254/latest/meta-data/", "http://metadata.google.internal/computeMetadata/v1/",
-    "http://[fe80::1]:8080/hook", "http://[::ffff:169.254.169.254]/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://[fe80::1]:8080/hook",
+        "http://[::ffff:169.254.169.254]/",
+    ],
+)
 def test_forbidden_callback_hosts_are_refused_at_enqueue(hooks: ExtraWorker, url: str) -> None:
     with pytest.raises(ValidationError) as info:
         recall_async("t-any", app=hooks.app, query="Where does Alice work?", callback_url=url)
@@ -109,15 +129,22 @@ def test_forbidden_callback_hosts_are_refused_at_enqueue(hooks: ExtraWorker, url
 
 def test_forbidden_host_is_refused_again_at_delivery(hooks: ExtraWorker) -> None:
     job_id = f"job-{uuid.uuid4()}"
-    record = hooks.app.send_task("tempr.webhooks.deliver",
-                                 args=[job_id, "http://169.254.169.254/latest", {"job_id": job_id}]).get(timeout=30)
+    record = hooks.app.send_task(
+        "tempr.webhooks.deliver", args=[job_id, "http://169.254.169.254/latest", {"job_id": job_id}]
+    ).get(timeout=30)
     assert record["delivery"] == "refused" and record["ok"] is False and "metadata" in record["error"]
 
 
-def test_timeout_sends_an_error_payload(hooks: ExtraWorker, receiver: Receiver, resources: Any,
-                                        sample_facts: Path) -> None:
-    job = recall_async(sample_bank(resources, sample_facts), app=hooks.app, query="Where does Alice work?",
-                       timeout_s=0.001, callback_url=receiver.url)
+def test_timeout_sends_an_error_payload(
+    hooks: ExtraWorker, receiver: Receiver, resources: Any, sample_facts: Path
+) -> None:
+    job = recall_async(
+        sample_bank(resources, sample_facts),
+        app=hooks.app,
+        query="Where does Alice work?",
+        timeout_s=0.001,
+        callback_url=receiver.url,
+    )
     with pytest.raises(RecallTimeout):
         job.get()
     payload = receiver.payload(receiver.wait(30))

@@ -64,9 +64,19 @@ add("anchor", "What did Alice do after she left Microsoft?", A("after", "she lef
 add("anchor", "before the funding round", A("before", "the funding round"))
 add("anchor", "since Bob took over the team", A("after", "Bob took over the team"))
 add("anchor", "what did we discuss before the demo?", A("before", "the demo"))
-for q in ["How do I reset my password?", "What's the capital of France?", "Alice has 3 cats", "Listen on port 5432",
-          "The API returns 500 errors", "He scored 2010 points", "Summer is Alice's sister", "Who is Ruby Tuesday?",
-          "the March for Science", "What does the 404 page say?", "since when has Alice worked here?"]:
+for q in [
+    "How do I reset my password?",
+    "What's the capital of France?",
+    "Alice has 3 cats",
+    "Listen on port 5432",
+    "The API returns 500 errors",
+    "He scored 2010 points",
+    "Summer is Alice's sister",
+    "Who is Ruby Tuesday?",
+    "the March for Science",
+    "What does the 404 page say?",
+    "since when has Alice worked here?",
+]:
     add("no-window", q)
 add("multilingual-es", "la semana que viene", W("2024-06-17", "2024-06-23", "week"))
 add("multilingual-fr", "il y a un mois", W("2024-05-01", "2024-05-31", "month"))

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ lives in the checkout, not installed
-from bench import locomo  # noqa: E402
-from tempr.ingest.facts import parse_array  # noqa: E402
+from bench import locomo
+from tempr.ingest.facts import parse_array
 
 CONVERSATION = {
     "speaker_a": "Caroline",
@@ -30,7 +30,12 @@ CONVERSATION = {
     "session_2_observation": {"Caroline": [["Caroline is starting counseling school.", "D2:1"]]},
     "session_3_date_time": "9:00 am on 1 July, 2023",  # a date with no session: not the last session
     "qa": [
-        {"question": "When did Caroline go to the support group?", "answer": "7 May 2023", "evidence": ["D1:1"], "category": 2},
+        {
+            "question": "When did Caroline go to the support group?",
+            "answer": "7 May 2023",
+            "evidence": ["D1:1"],
+            "category": 2,
+        },
         {"question": "What did Melanie paint?", "answer": "a lake", "evidence": ["D1:2; D1:3"], "category": 4},
         {"question": "What did Caroline realise?", "adversarial_answer": "x", "evidence": ["D2:1"], "category": 5},
         {"question": "Broken evidence", "answer": 2022, "evidence": ["D"], "category": 1},
@@ -51,7 +56,9 @@ def test_session_time_parses_locomo_format() -> None:
 
 def test_one_fact_per_observation_dated_at_its_session(conv: locomo.Conversation) -> None:
     assert [f["text"] for f in conv.facts] == [
-        "Caroline attended a support group.", "Melanie painted a lake at sunrise.", "Caroline is starting counseling school.",
+        "Caroline attended a support group.",
+        "Melanie painted a lake at sunrise.",
+        "Caroline is starting counseling school.",
     ]  # the empty observation is dropped
     first = conv.facts[0]
     assert first["fact_type"] == "world"
@@ -67,8 +74,9 @@ def test_observation_citing_several_turns_keeps_them_all(conv: locomo.Conversati
     fact = conv.facts[1]
     assert fact["metadata"]["dia_id"] == "D1:2,D1:3"
     assert locomo.result_dia_ids(fact["metadata"]) == ["D1:2", "D1:3"]
-    assert fact["chunk"]["text"] == ("Melanie: I painted a lake. [shares a photo: a painting of a lake]\n"
-                                     "Melanie: It was at sunrise.")
+    assert fact["chunk"]["text"] == (
+        "Melanie: I painted a lake. [shares a photo: a painting of a lake]\nMelanie: It was at sunrise."
+    )
 
 
 def test_facts_pass_tempr_validation_and_ids_are_unique(conv: locomo.Conversation) -> None:

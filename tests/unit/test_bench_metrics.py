@@ -53,7 +53,9 @@ def test_recall_at_k_refuses_questions_without_evidence() -> None:
 
 
 @given(
-    st.lists(st.lists(st.sampled_from([f"D{i}:{j}" for i in range(1, 4) for j in range(1, 4)]), max_size=3), max_size=20),
+    st.lists(
+        st.lists(st.sampled_from([f"D{i}:{j}" for i in range(1, 4) for j in range(1, 4)]), max_size=3), max_size=20
+    ),
     st.sets(st.sampled_from([f"D{i}:{j}" for i in range(1, 4) for j in range(1, 4)]), min_size=1),
 )
 def test_recall_at_k_is_a_fraction_and_monotone_in_k(ranked: list[list[str]], evidence: set[str]) -> None:

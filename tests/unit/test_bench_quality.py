@@ -9,12 +9,19 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ lives in the checkout, not installed
-from bench import locomo, quality, report  # noqa: E402
+from bench import locomo, quality, report
 
 
 def _conv(name: str, questions: list[locomo.Question]) -> locomo.Conversation:
-    return locomo.Conversation(name, ("A", "B"), [{"id": "x"}], questions, datetime(2024, 1, 1, tzinfo=UTC), 1,
-                               {"adversarial (category 5)": 1, "no usable evidence": 0})
+    return locomo.Conversation(
+        name,
+        ("A", "B"),
+        [{"id": "x"}],
+        questions,
+        datetime(2024, 1, 1, tzinfo=UTC),
+        1,
+        {"adversarial (category 5)": 1, "no usable evidence": 0},
+    )
 
 
 @pytest.fixture()
@@ -33,9 +40,16 @@ def result(monkeypatch: pytest.MonkeyPatch) -> quality.QualityResult:
         a.rankings[quality.WORKERS] = ranking
         a.ms = {"analyse": 10.0, "strategies": 50.0, "complete:full pipeline": 5.0, "workers": 80.0}
         asked.append(a)
-    return quality.QualityResult(asked, [_conv("26", [q1]), _conv("41", [q2])], report.machine(), 12.0,
-                                 {"facts": 2, "inserted": 0, "seconds": 0.0}, ["w: prefork×2"], "",
-                                 {"questions": 2, "identical_top50": 2, "same_recall": 2})
+    return quality.QualityResult(
+        asked,
+        [_conv("26", [q1]), _conv("41", [q2])],
+        report.machine(),
+        12.0,
+        {"facts": 2, "inserted": 0, "seconds": 0.0},
+        ["w: prefork×2"],
+        "",
+        {"questions": 2, "identical_top50": 2, "same_recall": 2},
+    )
 
 
 def test_recall_per_variant_and_category(result: quality.QualityResult) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ lives in the checkout, not installed
-from bench import report  # noqa: E402
-from bench.scale import crossing, fit  # noqa: E402
+from bench import report
+from bench.scale import crossing, fit
 
 DOC = """# title
 

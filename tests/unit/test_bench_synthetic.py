@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ lives in the checkout, not installed
-from bench import embcache, synthetic  # noqa: E402
-from tempr.ingest.facts import parse_array  # noqa: E402
+from bench import embcache, synthetic
+from tempr.ingest.facts import parse_array
 
 
 def test_same_seed_same_facts_and_other_seed_other_facts() -> None:
@@ -54,7 +54,7 @@ def test_cached_embedder_uses_the_table_and_falls_back_for_misses() -> None:
     calls: list[list[str]] = []
 
     class Model:
-        def embed(self, texts):  # noqa: ANN001, ANN202
+        def embed(self, texts):
             calls.append(list(texts))
             return np.full((len(texts), 384), 0.5, dtype=np.float32)
 
@@ -69,12 +69,12 @@ def test_cached_embedder_uses_the_table_and_falls_back_for_misses() -> None:
     assert calls == [["new"]]  # all hits: the model is not asked
 
 
-def test_embedding_cache_writes_chunks_once_and_reuses_them(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_embedding_cache_writes_chunks_once_and_reuses_them(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(embcache, "CHUNK", 20)
     seen: list[int] = []
 
     class Model:
-        def embed(self, texts):  # noqa: ANN001, ANN202
+        def embed(self, texts):
             seen.append(len(texts))
             return np.stack([np.full(384, len(t), dtype=np.float32) for t in texts])
 

@@ -35,16 +35,30 @@ def _req(**kw: Any) -> RecallRequest:
 
 def test_key_ignores_envelope_fields_and_list_order() -> None:
     a = _req(types=["world", "experience"], tags=["b", "a"])
-    b = _req(types=["experience", "world", "world"], tags=["a", "b"], callback_url="http://127.0.0.1/x",
-             idempotency_key="k1", timeout_s=3)
+    b = _req(
+        types=["experience", "world", "world"],
+        tags=["a", "b"],
+        callback_url="http://127.0.0.1/x",
+        idempotency_key="k1",
+        timeout_s=3,
+    )
     assert request_digest(a) == request_digest(b)
 
 
-@pytest.mark.parametrize("change", [
-    {"query": "Where does Bob work?"}, {"budget": "high"}, {"max_tokens": 100}, {"types": ["world"]},
-    {"tags": ["x"]}, {"tags_match": "all"}, {"trace": True}, {"include": {"chunks": {}}},
-    {"query_timestamp": datetime(2024, 1, 1, tzinfo=UTC)},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"query": "Where does Bob work?"},
+        {"budget": "high"},
+        {"max_tokens": 100},
+        {"types": ["world"]},
+        {"tags": ["x"]},
+        {"tags_match": "all"},
+        {"trace": True},
+        {"include": {"chunks": {}}},
+        {"query_timestamp": datetime(2024, 1, 1, tzinfo=UTC)},
+    ],
+)
 def test_key_changes_with_anything_that_shapes_the_answer(change: dict[str, Any]) -> None:
     base = {"query": "Where does Alice work?"}
     assert request_digest(RecallRequest(**base)) != request_digest(RecallRequest(**{**base, **change}))
@@ -55,7 +69,7 @@ def test_key_holds_bank_version_and_settings() -> None:
     req = _req()
     key = cache_key("bank-1", 7, req, s)
     assert key.startswith("tempr:recall:bank-1:7:")
-    assert key != cache_key("bank-1", 8, req, s)                # any bank write bumps the version
+    assert key != cache_key("bank-1", 8, req, s)  # any bank write bumps the version
     assert key != cache_key("bank-2", 7, req, s)
     assert key != cache_key("bank-1", 7, req, s.model_copy(update={"reranker_model": "x"}))
     assert key == cache_key("bank-1", 7, _req(timeout_s=1), s)

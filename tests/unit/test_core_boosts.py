@@ -21,9 +21,7 @@ from tempr.core.types import TimeWindow
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 unit = st.floats(min_value=0.0, max_value=1.0)
-moments = st.datetimes(
-    min_value=datetime(1990, 1, 1), max_value=datetime(2060, 1, 1), timezones=st.just(UTC)
-)
+moments = st.datetimes(min_value=datetime(1990, 1, 1), max_value=datetime(2060, 1, 1), timezones=st.just(UTC))
 
 
 def test_boost_is_centred_on_one() -> None:
@@ -100,9 +98,7 @@ def test_proximity_single_day_window_uses_half_day_half_width() -> None:
 
 
 @given(moments, moments, st.integers(1, 4000))
-def test_proximity_in_unit_interval_and_decreasing_with_distance(
-    a: datetime, b: datetime, days: int
-) -> None:
+def test_proximity_in_unit_interval_and_decreasing_with_distance(a: datetime, b: datetime, days: int) -> None:
     start = datetime(2020, 1, 1, tzinfo=UTC)
     window = TimeWindow(start, start + timedelta(days=days))
     da, db = abs(a - window.centre), abs(b - window.centre)
@@ -168,13 +164,10 @@ def test_combined_within_seed_range(ce: float, r: float, t: float, p: float) -> 
 
 
 @given(unit, unit, unit, unit, unit)
-def test_combined_monotonic_in_each_signal(
-    ce: float, r: float, t: float, p: float, r2: float
-) -> None:
+def test_combined_monotonic_in_each_signal(ce: float, r: float, t: float, p: float, r2: float) -> None:
     lo, hi = sorted((r, r2))
     assert (
-        combined_score(ce, recency=lo, temporal=t, proof=p)[0]
-        <= combined_score(ce, recency=hi, temporal=t, proof=p)[0]
+        combined_score(ce, recency=lo, temporal=t, proof=p)[0] <= combined_score(ce, recency=hi, temporal=t, proof=p)[0]
     )
 
 

@@ -63,9 +63,7 @@ def test_monotonic_in_level(max_tokens: int, function: str) -> None:
 def test_adaptive_monotonic_in_max_tokens(a: int, b: int) -> None:
     lo, hi = sorted((a, b))
     for level in LEVELS:
-        assert recall_budget(level, lo, function="adaptive") <= recall_budget(
-            level, hi, function="adaptive"
-        )
+        assert recall_budget(level, lo, function="adaptive") <= recall_budget(level, hi, function="adaptive")
 
 
 @given(max_tokens=st.integers(min_value=800, max_value=80_000))
@@ -92,9 +90,7 @@ def test_bad_arguments_raise(kwargs: dict[str, object]) -> None:
         recall_budget(**kwargs)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("budget", "expected"), [(0, 1), (-5, 1), (1, 1), (300, 300), (1000, 1000), (2000, 1000)]
-)
+@pytest.mark.parametrize(("budget", "expected"), [(0, 1), (-5, 1), (1, 1), (300, 300), (1000, 1000), (2000, 1000)])
 def test_ef_search_examples(budget: int, expected: int) -> None:
     assert ef_search_for(budget) == expected
 

@@ -110,10 +110,7 @@ def test_invariant_to_arrival_order(results: list[StrategyResult], rnd: object) 
 def test_float_sums_are_bitwise_identical_for_every_arrival_order() -> None:
     # 1/61 + 1/61 + 1/62 rounds differently depending on the addition order.
     arms = [result("semantic", ["x"]), result("keyword", ["x"]), result("graph", ["g", "x"])]
-    scores = {
-        next(c.rrf_score for c in rrf_fuse(list(order)) if c.id == "x")
-        for order in itertools.permutations(arms)
-    }
+    scores = {next(c.rrf_score for c in rrf_fuse(list(order)) if c.id == "x") for order in itertools.permutations(arms)}
     assert len(scores) == 1
 
 
@@ -165,9 +162,7 @@ def test_boost_only_promotes_the_boosted_strategy(
 @pytest.mark.parametrize(("level", "divisor"), [("low", 1.5), ("medium", 3.0), ("high", 6.0)])
 def test_boost_divides_rank_before_the_contribution(level: str, divisor: float) -> None:
     ids = [f"g{i}" for i in range(1, 31)]
-    g30 = next(
-        c for c in rrf_fuse([result("graph", ids)], boosts={"graph": level}) if c.id == "g30"
-    )
+    g30 = next(c for c in rrf_fuse([result("graph", ids)], boosts={"graph": level}) if c.id == "g30")
     assert g30.rrf_score == pytest.approx(1 / (60 + 30 / divisor))
     assert g30.ranks == {"graph": 30}  # the real rank is reported
     assert rrf_score(g30.ranks) == pytest.approx(1 / 90)  # the unboosted score is recoverable
@@ -177,9 +172,7 @@ def test_boost_reaches_deeper_into_favoured_arm() -> None:
     semantic = result("semantic", [f"s{i}" for i in range(10)])
     graph = result("graph", [f"g{i}" for i in range(10)])
     plain_top = {c.id for c in cut_candidates(rrf_fuse([semantic, graph]), 10)}
-    boosted_top = {
-        c.id for c in cut_candidates(rrf_fuse([semantic, graph], boosts={"graph": "high"}), 10)
-    }
+    boosted_top = {c.id for c in cut_candidates(rrf_fuse([semantic, graph], boosts={"graph": "high"}), 10)}
     assert sum(i.startswith("g") for i in boosted_top) > sum(i.startswith("g") for i in plain_top)
     assert "s0" in boosted_top  # the other arm's top hit survives
 
@@ -190,9 +183,7 @@ def test_error_result_counts_as_empty() -> None:
 
 
 def test_duplicate_id_keeps_best_rank() -> None:
-    fused = rrf_fuse(
-        [StrategyResult(Strategy.KEYWORD, (Hit("a", 9.0), Hit("b", 5.0), Hit("a", 1.0)))]
-    )
+    fused = rrf_fuse([StrategyResult(Strategy.KEYWORD, (Hit("a", 9.0), Hit("b", 5.0), Hit("a", 1.0)))])
     a = next(c for c in fused if c.id == "a")
     assert a.ranks == {"keyword": 1}
     assert a.scores == {"keyword": 9.0}

@@ -19,9 +19,7 @@ from tempr.core.graph_scores import (
 weights = st.floats(min_value=-5, max_value=5, allow_nan=False)
 
 
-@pytest.mark.parametrize(
-    ("shared", "expected"), [(0, 0.0), (1, 0.46), (2, 0.76), (3, 0.91), (4, 0.96)]
-)
+@pytest.mark.parametrize(("shared", "expected"), [(0, 0.0), (1, 0.46), (2, 0.76), (3, 0.91), (4, 0.96)])
 def test_entity_seed_examples(shared: int, expected: float) -> None:
     assert round(entity_score(shared), 2) == expected
 
@@ -79,9 +77,7 @@ def test_combine_hops_orders_ties_by_id() -> None:
 
 
 @given(
-    st.lists(
-        st.dictionaries(st.sampled_from("abcdef"), st.floats(0.0, 3.0), max_size=6), max_size=4
-    ),
+    st.lists(st.dictionaries(st.sampled_from("abcdef"), st.floats(0.0, 3.0), max_size=6), max_size=4),
     st.floats(0.0, 1.0),
 )
 def test_combine_hops_is_max_over_hops(per_hop: list[dict[str, float]], decay: float) -> None:

@@ -103,9 +103,7 @@ def test_floor_fires_exactly_when_nothing_fits(token_counts: list[int], budget: 
 
 
 @given(sizes, budgets)
-def test_kept_and_skipped_partition_the_input_in_order(
-    token_counts: list[int], budget: int
-) -> None:
+def test_kept_and_skipped_partition_the_input_in_order(token_counts: list[int], budget: int) -> None:
     result = run(token_counts, budget)
     kept_idx = [i for i, _ in result.kept]
     skipped_idx = [item[0] for item, _ in result.skipped]
@@ -125,9 +123,7 @@ def test_no_skipped_item_fits_in_what_is_left(token_counts: list[int], budget: i
 
 
 @given(sizes, budgets)
-def test_each_skip_happened_because_it_did_not_fit_then(
-    token_counts: list[int], budget: int
-) -> None:
+def test_each_skip_happened_because_it_did_not_fit_then(token_counts: list[int], budget: int) -> None:
     result = run(token_counts, budget)
     used = 0
     for d in result.decisions:
@@ -140,9 +136,7 @@ def test_each_skip_happened_because_it_did_not_fit_then(
 
 
 @given(sizes, budgets, budgets)
-def test_growing_the_budget_never_uses_fewer_tokens(
-    token_counts: list[int], a: int, b: int
-) -> None:
+def test_growing_the_budget_never_uses_fewer_tokens(token_counts: list[int], a: int, b: int) -> None:
     # The kept *count* is not monotonic ([3, 4, 1, 1, 1]: budget 6 keeps 4 items, 7 keeps 2),
     # but the tokens used are, and the best kept item is never ranked lower.
     small, large = sorted((a, b))

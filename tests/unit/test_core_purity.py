@@ -34,9 +34,7 @@ def _resolve(module: str | None, level: int, importer: str, is_package: bool) ->
     return ".".join([*base, module] if module else base)
 
 
-def imported_modules(
-    source: str, importer: str = "pkg.mod", is_package: bool = False
-) -> Iterator[str]:
+def imported_modules(source: str, importer: str = "pkg.mod", is_package: bool = False) -> Iterator[str]:
     """Every module name ``source`` imports, statically or via a literal dynamic import."""
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -47,18 +45,12 @@ def imported_modules(
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             arg = node.args[0]
-            if (
-                name in DYNAMIC_IMPORTERS
-                and isinstance(arg, ast.Constant)
-                and isinstance(arg.value, str)
-            ):
+            if name in DYNAMIC_IMPORTERS and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 yield arg.value
 
 
 def violations(source: str, importer: str = "pkg.mod", is_package: bool = False) -> list[str]:
-    return sorted(
-        {m for m in imported_modules(source, importer, is_package) if m.split(".")[0] in FORBIDDEN}
-    )
+    return sorted({m for m in imported_modules(source, importer, is_package) if m.split(".")[0] in FORBIDDEN})
 
 
 def pure_files() -> list[Path]:
@@ -126,7 +118,5 @@ def test_importing_tempr_core_loads_no_forbidden_module() -> None:
         f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {sorted(FORBIDDEN)!r})\n"
         "print(','.join(bad))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -52,9 +53,7 @@ def test_calibrated_passes_through_and_clamps() -> None:
 
 
 @given(st.lists(finite, max_size=20), st.booleans())
-def test_normalised_scores_in_unit_interval_and_order_preserving(
-    raw: list[float], calibrated: bool
-) -> None:
+def test_normalised_scores_in_unit_interval_and_order_preserving(raw: list[float], calibrated: bool) -> None:
     out = normalise_scores(raw, calibrated=calibrated)
     assert len(out) == len(raw)
     assert all(0.0 <= y <= 1.0 for y in out)
@@ -64,9 +63,7 @@ def test_normalised_scores_in_unit_interval_and_order_preserving(
 
 
 @given(st.lists(finite, min_size=1, max_size=10), finite, st.booleans())
-def test_a_score_does_not_depend_on_its_batch(
-    batch: list[float], x: float, calibrated: bool
-) -> None:
+def test_a_score_does_not_depend_on_its_batch(batch: list[float], x: float, calibrated: bool) -> None:
     alone = normalise_scores([x], calibrated=calibrated)[0]
     assert normalise_scores([*batch, x], calibrated=calibrated)[-1] == alone
 
@@ -87,7 +84,7 @@ def test_fallback_spans_exactly_point_one_to_one_linearly(n: int) -> None:
     step = 0.9 / (n - 1)
     for i, s in enumerate(scores):
         assert s == pytest.approx(1 - 0.9 * i / (n - 1))
-    for a, b in zip(scores, scores[1:], strict=False):
+    for a, b in itertools.pairwise(scores):
         assert a > b
         assert a - b == pytest.approx(step)
 

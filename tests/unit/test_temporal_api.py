@@ -14,12 +14,12 @@ from tempr.temporal import (
     HORIZON_YEARS,
     RECENT_DAYS,
     SUPPORTED_LANGUAGES,
+    _fallback,
     analyse,
     bucket_count,
     warm_up,
     window_from_anchor,
 )
-from tempr.temporal import _fallback
 
 try:
     from .temporal_corpus import all_cases
@@ -131,11 +131,23 @@ def test_leap_day_anchor() -> None:
 # --- bucket_count ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("query", "buckets"), [
-    ("in 2023", 12), ("last week", 7), ("last month", 5), ("Q3 2023", 6), ("last summer", 6), ("yesterday", 4),
-    ("the 90s", 10), ("since January", 8), ("in the last 10 days", 11), ("between March and June 2023", 4),
-    ("from 2010 to 2015", 6), ("the past 3 weeks", 4),
-])
+@pytest.mark.parametrize(
+    ("query", "buckets"),
+    [
+        ("in 2023", 12),
+        ("last week", 7),
+        ("last month", 5),
+        ("Q3 2023", 6),
+        ("last summer", 6),
+        ("yesterday", 4),
+        ("the 90s", 10),
+        ("since January", 8),
+        ("in the last 10 days", 11),
+        ("between March and June 2023", 4),
+        ("from 2010 to 2015", 6),
+        ("the past 3 weeks", 4),
+    ],
+)
 def test_bucket_count_follows_granularity(query: str, buckets: int) -> None:
     (w,) = analyse(query, REF).windows
     assert bucket_count(w) == buckets
@@ -172,10 +184,14 @@ def test_dateparser_is_reached_only_for_foreign_weekdays(monkeypatch: pytest.Mon
     monkeypatch.setattr(_fallback, "_search", spy)
     for case in all_cases():
         analyse(case.query, case.ref, hemisphere=case.hemisphere, languages=case.languages)
-    assert sorted(calls) == sorted([
-        "¿Qué hice el lunes pasado?", "Qu'ai-je fait lundi dernier ?", "Was habe ich letzten Montag gemacht?",
-        "月曜日に何をしましたか",
-    ])
+    assert sorted(calls) == sorted(
+        [
+            "¿Qué hice el lunes pasado?",
+            "Qu'ai-je fait lundi dernier ?",
+            "Was habe ich letzten Montag gemacht?",
+            "月曜日に何をしましたか",
+        ]
+    )
 
 
 def test_warm_up_returns_seconds() -> None:

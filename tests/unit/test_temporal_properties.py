@@ -14,11 +14,12 @@ from tempr.temporal import analyse, window_from_anchor
 US = timedelta(microseconds=1)
 MONTHS = [calendar.month_name[i] for i in range(1, 13)]
 refs = st.datetimes(min_value=datetime(1990, 1, 1), max_value=datetime(2060, 12, 31)).map(
-    lambda d: d.replace(tzinfo=UTC))
+    lambda d: d.replace(tzinfo=UTC)
+)
 years = st.integers(min_value=1900, max_value=2100)
 
 
-def _only(query: str, ref: datetime):  # noqa: ANN202
+def _only(query: str, ref: datetime):
     result = analyse(query, ref)
     assert len(result.windows) == 1, (query, result)
     return result.windows[0]
@@ -40,9 +41,15 @@ def test_never_raises_and_windows_are_well_formed(text: str, ref: datetime) -> N
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from(
-    "alice bob the report meeting project launch team google berlin notes budget a of in and what did say".split()),
-    max_size=12), refs)
+@given(
+    st.lists(
+        st.sampled_from(
+            "alice bob the report meeting project launch team google berlin notes budget a of in and what did say".split()
+        ),
+        max_size=12,
+    ),
+    refs,
+)
 def test_plain_words_have_no_time(words: list[str], ref: datetime) -> None:
     assert not analyse(" ".join(words), ref).has_time_reference
 
@@ -51,8 +58,11 @@ def test_plain_words_have_no_time(words: list[str], ref: datetime) -> None:
 @given(years, refs)
 def test_in_year(y: int, ref: datetime) -> None:
     w = _only(f"What happened in {y}?", ref)
-    assert (w.start, w.end + US, w.granularity) == (datetime(y, 1, 1, tzinfo=UTC), datetime(y + 1, 1, 1, tzinfo=UTC),
-                                                     "year")
+    assert (w.start, w.end + US, w.granularity) == (
+        datetime(y, 1, 1, tzinfo=UTC),
+        datetime(y + 1, 1, 1, tzinfo=UTC),
+        "year",
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -114,15 +124,22 @@ def test_month_without_year_is_the_most_recent_one(m: int, ref: datetime) -> Non
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(min_value=0, max_value=100_000), st.sampled_from(
-    ["people", "users", "items", "rows", "times", "tests", "files", "points", "ms"]), refs)
+@given(
+    st.integers(min_value=0, max_value=100_000),
+    st.sampled_from(["people", "users", "items", "rows", "times", "tests", "files", "points", "ms"]),
+    refs,
+)
 def test_counts_are_not_dates(n: int, noun: str, ref: datetime) -> None:
     assert not analyse(f"We have {n} {noun}", ref).has_time_reference
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.from_regex(r"[a-z]{1,5}[0-9]{1,6}[a-z0-9]{0,4}", fullmatch=True).filter(
-    lambda s: not (len(s) == 2 and s[0] in "qh")), refs)
+@given(
+    st.from_regex(r"[a-z]{1,5}[0-9]{1,6}[a-z0-9]{0,4}", fullmatch=True).filter(
+        lambda s: not (len(s) == 2 and s[0] in "qh")
+    ),
+    refs,
+)
 def test_identifiers_are_not_dates(token: str, ref: datetime) -> None:
     assert not analyse(f"deploy {token} now", ref).has_time_reference
 

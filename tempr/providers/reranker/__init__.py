@@ -9,8 +9,9 @@ from __future__ import annotations
 from tempr.providers.reranker.base import Reranker
 
 
-def make_reranker(model: str | None, *, calibrated: bool = False, batch_size: int = 32,
-                  device: str | None = None) -> Reranker | None:
+def make_reranker(
+    model: str | None, *, calibrated: bool = False, batch_size: int = 32, device: str | None = None
+) -> Reranker | None:
     if not model:
         return None
     if model == "fake":

@@ -16,5 +16,4 @@ class Reranker(Protocol):
     name: str
     calibrated: bool
 
-    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        ...
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...

@@ -22,8 +22,15 @@ def pick_device(preferred: str | None = None) -> str:
 
 
 class CrossEncoderReranker:
-    def __init__(self, model: str, *, calibrated: bool = False, batch_size: int = 32,
-                 device: str | None = None, max_length: int = 512) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        calibrated: bool = False,
+        batch_size: int = 32,
+        device: str | None = None,
+        max_length: int = 512,
+    ) -> None:
         self.name = f"cross-encoder:{model}"
         self.model_ref = model
         self.calibrated = calibrated
@@ -46,7 +53,9 @@ class CrossEncoderReranker:
                     from sentence_transformers import CrossEncoder
 
                     self._model = CrossEncoder(
-                        self.model_ref, device=self.device, max_length=self.max_length,
+                        self.model_ref,
+                        device=self.device,
+                        max_length=self.max_length,
                         activation_fn=torch.nn.Identity(),
                     )
         return self._model
@@ -55,6 +64,9 @@ class CrossEncoderReranker:
         if not pairs:
             return []
         scores = self._load().predict(
-            [list(p) for p in pairs], batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True,
+            [list(p) for p in pairs],
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
         )
         return [float(s) for s in scores.reshape(-1)]
