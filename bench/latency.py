@@ -206,7 +206,7 @@ def run(
     cfg: LatencyConfig, fleet: stack.BenchWorkers | None = None, built: dict[int, banks.BankBuild] | None = None
 ) -> LatencyResult:
     """``built``: what an earlier step of the same run did to build the banks (reported here)."""
-    from workers.resources import recall_context
+    from workers.resources import get_resources, recall_context
 
     started = time.perf_counter()
     stack.services_up()
@@ -242,7 +242,9 @@ def run(
         log("cache-hit latency")
         hits = {n: _cache_hits(bank_of[n], n, cfg, reqs) for n in cfg.sizes}
         log("chord overhead: in-process vs through the workers")
-        overhead = _overhead(bank_of[min(cfg.sizes)], min(cfg.sizes), cfg, reqs, recall_context())
+        overhead = _overhead(
+            bank_of[min(cfg.sizes)], min(cfg.sizes), cfg, reqs, recall_context(reranker=get_resources().reranker)
+        )
         described = fleet.fleet()
     finally:
         if own:

@@ -2,7 +2,7 @@
 
 For every question (categories 1-4) the stages run once in-process
 (``analyse`` then the four strategies), and every variant is then completed from
-the same strategy results with some strategies dropped (``complete`` = fuse,
+the same strategy results with some strategies dropped (``fuse_rerank_finish`` = fuse,
 rerank, boosts, packing): the variants of one question run back to back, in an
 order that rotates from question to question, so machine noise hits them alike.
 The full pipeline is also asked through the workers (the Celery chord, via
@@ -145,7 +145,7 @@ def _short(response: Any, bank_size: int) -> bool:
 
 def ask_in_process(conv: locomo.Conversation, q: locomo.Question, ctx: Any, rotation: int) -> Asked:
     from config.errors import AllStrategiesFailed
-    from tempr.recall.pipeline import complete, run_strategies
+    from tempr.recall.pipeline import fuse_rerank_finish, run_strategies
     from tempr.recall.plan import analyse
 
     asked = Asked(q)
@@ -168,10 +168,10 @@ def ask_in_process(conv: locomo.Conversation, q: locomo.Question, ctx: Any, rota
             vctx = dataclasses.replace(ctx, settings=ctx.settings.model_copy(update=VARIANT_SETTINGS[name]))
         t = time.perf_counter()
         try:
-            response = complete(plan, subset, vctx, {})
+            response = fuse_rerank_finish(plan, subset, vctx, {})
             if _short(response, len(conv.facts)):
-                big = dataclasses.replace(plan, request={**plan.request, "max_tokens": BIG_TOKENS})
-                longer = complete(big, subset, vctx, {})
+                big = plan.model_copy(update={"request": plan.request.model_copy(update={"max_tokens": BIG_TOKENS})})
+                longer = fuse_rerank_finish(big, subset, vctx, {})
                 if len(longer.results) > len(response.results):
                     response = longer
                     asked.big.add(name)
@@ -213,7 +213,7 @@ def run(cfg: QualityConfig, fleet: Any = None) -> QualityResult:
     res = get_resources()
     log(f"LoCoMo: {len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions")
     ingested = ingest(conversations, res)
-    ctx = recall_context()
+    ctx = recall_context(reranker=res.reranker)
     pairs = [(c, q) for c in conversations for q in c.questions]
     asked: list[Asked] = []
     with bar(len(pairs), "quality in-process", "q") as progress:

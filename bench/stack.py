@@ -114,7 +114,7 @@ def clear_cache(bank_ids: list[str], settings: Settings | None = None) -> int:
     """Drop cached recall answers of the given (benchmark) banks only, so every timed recall is a miss."""
     import redis
 
-    from tempr.redis_keys import redis_key
+    from tempr.jobs.keys import redis_key
 
     url = manager.resolve_endpoints(settings or get_settings()).cache_url
     if not url:

@@ -10,8 +10,10 @@ Queues, so each can get its own worker pool:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from celery import Celery
 from kombu import Exchange, Queue
 
 from config.settings import Settings
@@ -50,7 +52,7 @@ def celery_config(settings: Settings, broker_url: str | None, result_backend: st
         # these global ones only stop a runaway task.
         "task_time_limit": max(settings.recall_timeout_s * 4, 600),
         "task_soft_time_limit": max(settings.recall_timeout_s * 3, 540),
-        # Chord bookkeeping and step results; the job record (tempr.jobs) keeps the answer longer.
+        # Chord bookkeeping and step results; the job record (tempr.jobs.records) keeps the answer longer.
         "result_expires": settings.celery_result_expires_s,
         "result_extended": False,  # would store every step's args (plans, candidate lists) again
         "broker_connection_retry_on_startup": True,
@@ -61,3 +63,14 @@ def celery_config(settings: Settings, broker_url: str | None, result_backend: st
         "worker_hijack_root_logger": False,
         "worker_cancel_long_running_tasks_on_connection_loss": True,
     }
+
+
+def make_celery(conf: Callable[[], dict[str, Any]], include: Sequence[str] = ()) -> Celery:
+    """A Celery app whose configuration is built lazily, when first read (``conf()``).
+
+    So importing a module that makes one before the services are up (a test collecting modules,
+    a CLI parsing arguments) does not freeze an empty broker URL. Apps that only enqueue need no
+    task modules (``include``): they send by name."""
+    app = Celery("tempr", include=list(include), set_as_current=False)
+    app.add_defaults(conf)
+    return app

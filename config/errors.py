@@ -1,11 +1,11 @@
-"""tempr's exception tree. Catch narrowly; retry only ``TransientError``.
+"""tempr's exception tree. Catch narrowly.
 
 TemprError
 ├── ValidationError          bad input: a 4xx for HTTP, a named line/field for the CLI
-│   └── IngestValidationError    one JSONL line or array item; carries line and field
+│   ├── IngestValidationError    one JSONL line or array item; carries line and field
+│   └── ConfigError              a TEMPR_* setting that cannot be used; names the variable
 ├── NotFound                 an unknown bank or job
 ├── ServiceError             a service tempr manages could not be started or reached
-├── TransientError           worth retrying (connection refused, broker hiccup)
 └── RecallError              a recall could not be answered
     ├── AllStrategiesFailed      every strategy degraded: nothing to fuse
     └── RecallTimeout            the request's deadline passed
@@ -48,16 +48,19 @@ class IngestValidationError(ValidationError):
         return {**super().to_dict(), "line": self.line}
 
 
+class ConfigError(ValidationError):
+    """A ``TEMPR_*`` setting that cannot be used; ``field`` is the environment variable's name.
+
+    Raised when the settings load (``config.settings.get_settings``), so a typo fails at start-up
+    with one line naming the variable, not later as a request's error."""
+
+
 class NotFound(TemprError):
     """An unknown bank, job or memory."""
 
 
 class ServiceError(TemprError):
     """PostgreSQL or Redis could not be started, stopped or reached."""
-
-
-class TransientError(TemprError):
-    """A failure worth retrying with backoff."""
 
 
 class RecallError(TemprError):
@@ -70,3 +73,9 @@ class AllStrategiesFailed(RecallError):
 
 class RecallTimeout(RecallError):
     """The recall's deadline passed before its result was ready."""
+
+
+# Retries: nothing in tempr retries an error by class. A recall has a deadline and is cheaper to
+# ask again than to retry step by step; a worker lost mid-task is covered by late acks (the broker
+# redelivers the message). The one retry loop is webhook delivery (tasks/webhooks.py): connection
+# errors, timeouts, 5xx, 408 and 429 are retried with backoff, other answers are final.

@@ -10,12 +10,25 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from config.errors import ConfigError
+from tempr.core.fusion import parse_strategy_boosts
+
 BudgetLevel = Literal["low", "mid", "high"]
+_ANSWER: dict[str, Any] = {"changes_answer": True}
+
+
+def answer(default: Any) -> Any:
+    """A setting that changes the answer to the same request over the same data.
+
+    Every such setting is part of the recall cache key (``answer_settings``), so a deployment that
+    changes one never serves answers computed under the old value."""
+    return Field(default, json_schema_extra=_ANSWER)
 
 
 class Settings(BaseSettings):
@@ -36,14 +49,14 @@ class Settings(BaseSettings):
     """Redis for the recall cache, job records and idempotency keys; defaults to the Redis URL."""
 
     # --- models ------------------------------------------------------------
-    embedder: Literal["minilm", "fake"] = "minilm"
+    embedder: Literal["minilm", "fake"] = answer("minilm")
     embed_batch_size: int = 64
-    reranker_model: str | None = None
+    reranker_model: str | None = answer(None)
     """CrossEncoder name or local path. None: the seed's RRF-derived fallback."""
-    reranker_calibrated: bool = False
+    reranker_calibrated: bool = answer(False)
     """True when the model already returns [0, 1] scores (passed through, no sigmoid)."""
     reranker_batch_size: int = 32
-    reranker_max_candidates: int = 300
+    reranker_max_candidates: int = answer(300)
     reranker_device: str | None = None
     """None: cuda when available, else cpu."""
     rerank_batch_max_pairs: int = 512
@@ -52,37 +65,38 @@ class Settings(BaseSettings):
     """...waiting at most this long for company."""
 
     # --- recall budget (seed: fixed 100/300/1000, adaptive 2.5/7.5/25 % clamped to [20, 2000])
-    recall_budget_function: Literal["fixed", "adaptive"] = "fixed"
-    recall_budget_fixed_low: int = 100
-    recall_budget_fixed_mid: int = 300
-    recall_budget_fixed_high: int = 1000
-    recall_budget_adaptive_low: float = 0.025
-    recall_budget_adaptive_mid: float = 0.075
-    recall_budget_adaptive_high: float = 0.25
-    recall_budget_min: int = 20
-    recall_budget_max: int = 2000
-    recall_fallback_recency: bool = True
+    recall_budget_function: Literal["fixed", "adaptive"] = answer("fixed")
+    recall_budget_fixed_low: int = answer(100)
+    recall_budget_fixed_mid: int = answer(300)
+    recall_budget_fixed_high: int = answer(1000)
+    recall_budget_adaptive_low: float = answer(0.025)
+    recall_budget_adaptive_mid: float = answer(0.075)
+    recall_budget_adaptive_high: float = answer(0.25)
+    recall_budget_min: int = answer(20)
+    recall_budget_max: int = answer(2000)
+    recall_fallback_recency: bool = answer(True)
     """Apply the recency boost when the RRF fallback stands in for a cross-encoder (the seed's rule).
 
     The fallback's scores step by only 0.9/(n-1) per rank, so recency's +-10% moves a memory
     about 27 places among 300 candidates: on LoCoMo's tuning conversations turning it off
     raises evidence recall@5 from 39.5 to 55.8 (BENCHMARKS.md). Off is the better choice for
     banks without a cross-encoder whose questions are not about recent events."""
-    recall_strategy_boosts: str = ""
+    recall_strategy_boosts: str = answer("")
     """e.g. "graph:high,semantic:low" (rank-space boosts, see tempr.core.fusion)."""
 
     # --- strategies --------------------------------------------------------
-    text_search_config: str = "english"
+    text_search_config: str = answer("english")
     """PostgreSQL text-search configuration for BM25: stemmed English, or `simple`."""
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
-    graph_hop_decay: float = 0.5
+    bm25_k1: float = answer(1.2)
+    bm25_b: float = answer(0.75)
+    graph_hop_decay: float = answer(0.5)
     """Score multiplier per extra hop in graph traversal (hop 1 x1, hop 2 x0.5, hop 3 x0.25)."""
-    graph_seed_count: int = 10
+    graph_seed_count: int = answer(10)
     """Graph traversal starts from this many of the best semantic+keyword hits (RRF of the two)."""
-    hemisphere: Literal["north", "south"] = "north"
+    hemisphere: Literal["north", "south"] = answer("north")
     temporal_languages: list[str] = Field(
-        default_factory=lambda: ["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"]
+        default_factory=lambda: ["en", "es", "fr", "de", "it", "pt", "ru", "zh", "ja", "ko"],
+        json_schema_extra=_ANSWER,
     )
 
     # --- ingest ------------------------------------------------------------
@@ -132,6 +146,21 @@ class Settings(BaseSettings):
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
 
+    @field_validator("recall_strategy_boosts")
+    @classmethod
+    def _boosts(cls, value: str) -> str:
+        parse_strategy_boosts(value)  # a typo fails here, naming the part, not on every request
+        return value
+
+    @classmethod
+    def answer_settings(cls) -> tuple[str, ...]:
+        """The settings marked ``answer(...)``: every one is part of the recall cache key."""
+        return tuple(
+            name
+            for name, f in cls.model_fields.items()
+            if isinstance(f.json_schema_extra, dict) and f.json_schema_extra.get("changes_answer")
+        )
+
     @property
     def pg_dir(self) -> Path:
         return self.state_dir.resolve() / "pg"
@@ -141,7 +170,20 @@ class Settings(BaseSettings):
         return self.state_dir.resolve() / "redis"
 
 
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from the environment, checked now: a bad value raises ``ConfigError`` naming its
+    ``TEMPR_*`` variable (the CLI prints it as one line)."""
+    try:
+        return Settings(**overrides)
+    except PydanticValidationError as exc:
+        err = exc.errors()[0]
+        name = str(err["loc"][0]) if err["loc"] else ""
+        variable = f"TEMPR_{name.upper()}" if name else "TEMPR_*"
+        message = err["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{message} (got {err.get('input')!r})", field=variable) from None
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, built on first use."""
-    return Settings()
+    """The process-wide settings, built (and checked) on first use."""
+    return load_settings()

@@ -1,90 +1,105 @@
 """The chord's callback and the last step (queue ``fuse``).
 
-``tempr.fuse.collect(results, state)`` receives the four strategy dicts (matched by their
+``tempr.fuse.collect(results, state)`` receives the four ``StrategyReport`` (matched by their
 ``strategy`` name, never by position), fuses them with RRF and cuts to the reranker's candidates.
 With no cross-encoder configured it applies the RRF-derived fallback right here and finishes: no
-hop to a model, the exact post-strategy path of the in-process ``tempr.recall.pipeline.complete``.
+hop to a model, the exact post-strategy path of the in-process
+``tempr.recall.pipeline.fuse_rerank_finish``.
 With one, it replaces itself with ``chain(tempr.rerank.score, tempr.fuse.finish)``; the chain's
 last task inherits the job id.
 
 ``tempr.fuse.finish(state)`` applies the boosts, packs tokens and ends the job (cache, record,
-webhook). Every step refuses to work past the job's deadline.
+webhook). Every step refuses to work past the job's deadline. The messages are typed
+(``tasks/messages.py``).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from typing import Any
 
 from celery import chain
 
 from config.errors import AllStrategiesFailed
-from tasks.common import RecallStep, check_deadline, context, enter_step, finish_job, ms
-from tempr.core.types import ALL_STRATEGIES, FusedCandidate, StrategyResult
+from tasks.common import RecallStep, enter_step, job_ends
+from tasks.messages import FinishState, FuseState, RerankState, StrategyReport
+from tempr.core.timeutil import ms, ms_since
+from tempr.core.types import ALL_STRATEGIES, StrategyResult
+from tempr.jobs.outcome import check_deadline, succeed_job
 from tempr.recall.finish import finish as finish_response
-from tempr.recall.pipeline import complete
-from tempr.recall.plan import QueryPlan
-from tempr.recall.scoring import RerankOutcome, fuse
+from tempr.recall.pipeline import fuse_rerank_finish
+from tempr.recall.scoring import fuse
 from tempr.recall.strategies import degraded
 from workers.app import app
-from workers.resources import get_resources
+from workers.resources import get_resources, recall_context
 
 
-def ordered_results(raw: list[dict[str, Any]]) -> list[StrategyResult]:
-    """One result per strategy, in the canonical order; a missing one counts as degraded."""
-    by_name = {r.get("strategy"): r for r in raw if isinstance(r, dict)}
+def ordered_reports(reports: list[StrategyReport]) -> list[StrategyReport]:
+    """One report per strategy, in the canonical order; a missing one counts as degraded."""
+    by_name = {r.strategy: r for r in reports}
     return [
-        StrategyResult.from_dict(by_name[s.value])
-        if s.value in by_name
-        else degraded(s, "no result came back from the strategy task")
+        by_name.get(s) or StrategyReport.of(degraded(s, "no result came back from the strategy task"))
         for s in ALL_STRATEGIES
     ]
 
 
-def strategy_timings(raw: list[dict[str, Any]], dispatched_at: float) -> dict[str, float]:
+def strategy_timings(reports: list[StrategyReport], dispatched_at: float) -> tuple[dict[str, float], float]:
+    """Each strategy's queue wait and run time, the header's span, and when its last report came."""
     out: dict[str, float] = {}
-    for r in raw:
-        name = r.get("strategy")
-        out[f"queue.strategy.{name}"] = float(r.get("queue_ms", 0.0))
-        out[f"strategy.{name}"] = float(r.get("elapsed_ms", 0.0))
-    last = max((float(r.get("finished_at", dispatched_at)) for r in raw), default=dispatched_at)
+    for r in reports:
+        out[f"queue.strategy.{r.strategy.value}"] = r.queue_ms
+        out[f"strategy.{r.strategy.value}"] = r.elapsed_ms
+    last = max((r.finished_at for r in reports), default=dispatched_at)
     out["strategies"] = ms(last - dispatched_at)
-    out["_last_finished_at"] = last
-    return out
+    return out, last
+
+
+def _for_finish(report: StrategyReport, *, trace: bool) -> StrategyReport:
+    """What the steps after fusion need of a strategy: its hits only for a trace, else its error."""
+    return report if trace else report.model_copy(update={"hits": [], "detail": {}})
 
 
 @app.task(name="tempr.fuse.collect", bind=True, base=RecallStep)
 def collect(self: RecallStep, results: list[dict[str, Any]], state: dict[str, Any]) -> dict[str, Any]:
+    """The chord's callback: ``StrategyReport`` ×4 and a ``FuseState`` in; answer or ``RerankState`` out."""
     began = time.time()
-    env = state["env"]
-    timings = {**state["timings"], **strategy_timings(results, float(state["dispatched_at"]))}
-    timings["queue.fuse"] = ms(began - timings.pop("_last_finished_at"))
-    check_deadline(env, "fusion")
-    plan = QueryPlan.from_dict(state["plan"])
-    ordered = ordered_results(results)
+    msg = FuseState.receive(state)
+    received = [StrategyReport.receive(r) for r in results if isinstance(r, dict)]
+    spans, last_finished_at = strategy_timings(received, msg.dispatched_at)
+    timings = {**msg.timings, **spans, "queue.fuse": ms(began - last_finished_at)}
+    check_deadline(msg.env, "fusion")
+    reports = ordered_reports(received)
+    ordered = [r.result() for r in reports]
     settings = get_resources().settings
     if not settings.reranker_model:
-        return finish_job(env, complete(plan, ordered, context(), timings))
+        return succeed_job(
+            job_ends(), msg.env, fuse_rerank_finish(msg.plan, ordered, recall_context(embedder=False), timings)
+        )
     if all(r.error for r in ordered):
         raise AllStrategiesFailed("; ".join(f"{r.strategy.value}: {r.error}" for r in ordered))
     started = time.perf_counter()
-    candidates = fuse(plan, ordered, settings)
-    timings["fuse"] = ms(time.perf_counter() - started)
-    nxt = {
-        **state,
-        "results": [r.to_dict() for r in ordered],
-        "candidates": [asdict(c) for c in candidates],
-        "timings": timings,
-        "sent_at": time.time(),
-    }
-    raise self.replace(chain(app.signature("tempr.rerank.score", args=(nxt,)), app.signature("tempr.fuse.finish")))
+    candidates = fuse(msg.plan, ordered, settings)
+    timings["fuse"] = ms_since(started)
+    trace = msg.plan.request.trace
+    nxt = RerankState(
+        env=msg.env,
+        plan=msg.plan,
+        timings=timings,
+        sent_at=time.time(),
+        candidates=candidates,
+        strategies=[_for_finish(r, trace=trace) for r in reports],
+    )
+    raise self.replace(
+        chain(app.signature("tempr.rerank.score", args=(nxt.send(),)), app.signature("tempr.fuse.finish"))
+    )
 
 
 @app.task(name="tempr.fuse.finish", bind=True, base=RecallStep)
 def finish(self: RecallStep, state: dict[str, Any]) -> dict[str, Any]:
-    env, timings, plan = enter_step(state, "finish")
-    results = [StrategyResult.from_dict(r) for r in state["results"]]
-    candidates = [FusedCandidate(**c) for c in state["candidates"]]
-    outcome = RerankOutcome.from_dict(state["outcome"])
-    return finish_job(env, finish_response(plan, results, candidates, outcome, context(), timings))
+    """``FinishState`` in: boosts, packing, the answer; the job ends here."""
+    msg = enter_step(state, FinishState, "finish")
+    results: list[StrategyResult] = [r.result() for r in msg.strategies]
+    response = finish_response(
+        msg.plan, results, msg.candidates, msg.outcome, recall_context(embedder=False), msg.timings
+    )
+    return succeed_job(job_ends(), msg.env, response)

@@ -18,32 +18,36 @@ from typing import Any
 
 from celery import chord, group
 
-from tasks.common import RecallStep, check_deadline, context, finish_job, job_store, ms, recall_cache
-from tempr.cache import cache_key
-from tempr.client import parse_request
+from tasks.common import RecallStep, job_ends, job_store
+from tasks.messages import FuseState, StrategyCall
+from tempr.bank_ids import check_bank_id
+from tempr.core.timeutil import ms, ms_since
 from tempr.core.types import ALL_STRATEGIES
-from tempr.ingest.pipeline import check_bank_id
-from tempr.recall.models import RecallResponse
-from tempr.recall.plan import analyse
+from tempr.jobs.cache import cache_key
+from tempr.jobs.envelope import JobEnvelope
+from tempr.jobs.outcome import check_deadline, succeed_job
+from tempr.jobs.webhooks import check_callback_url
+from tempr.recall.models import RecallResponse, parse_request
+from tempr.recall.plan import QueryPlan, analyse
 from tempr.store import recall_repo
-from tempr.webhooks import check_callback_url
 from workers.app import app
-from workers.resources import get_resources
+from workers.resources import get_resources, recall_context
 
 _ARG_NAMES = ("bank_id", "request", "deadline", "enqueued_at")
 
 
 class StartStep(RecallStep):
-    def envelope(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    def envelope(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> JobEnvelope | None:
         given = {**dict(zip(_ARG_NAMES, args, strict=False)), **kwargs}
-        request = given.get("request") if isinstance(given.get("request"), dict) else {}
-        return {
-            "job_id": self.request.id,
-            "bank_id": given.get("bank_id"),
-            "deadline": float(given.get("deadline") or time.time()),
-            "enqueued_at": float(given.get("enqueued_at") or time.time()),
-            "callback_url": request.get("callback_url"),
-        }
+        raw = given.get("request")
+        request: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        return JobEnvelope(
+            job_id=self.request.id,
+            bank_id=given.get("bank_id"),
+            deadline=float(given.get("deadline") or time.time()),
+            enqueued_at=float(given.get("enqueued_at") or time.time()),
+            callback_url=request.get("callback_url"),
+        )
 
 
 @app.task(name="tempr.recall.start", bind=True, base=StartStep)
@@ -57,18 +61,17 @@ def start(
     began = time.time()
     res = get_resources()
     settings = res.settings
-    req = parse_request(request)
+    req = parse_request(request)  # the edge: the request is validated here, once per recall
     deadline = float(deadline or began + (req.timeout_s or settings.recall_timeout_s))
-    env: dict[str, Any] = {
-        "job_id": self.request.id,
-        "bank_id": bank_id,
-        "deadline": deadline,
-        "enqueued_at": float(enqueued_at or began),
-        "callback_url": req.callback_url,
-        "cache_key": None,
-    }
-    job_store().mark_running(env["job_id"], bank_id=bank_id, deadline=deadline, callback_url=req.callback_url)
-    timings = {"queue.start": ms(began - env["enqueued_at"])}
+    env = JobEnvelope(
+        job_id=self.request.id,
+        bank_id=bank_id,
+        deadline=deadline,
+        enqueued_at=float(enqueued_at or began),
+        callback_url=req.callback_url,
+    )
+    job_store().mark_running(env.job_id, bank_id=bank_id, deadline=deadline, callback_url=req.callback_url)
+    timings = {"queue.start": ms(began - env.enqueued_at)}
     check_bank_id(bank_id)
     if req.callback_url:
         check_callback_url(req.callback_url, allow_link_local=settings.webhook_allow_link_local)
@@ -78,35 +81,35 @@ def start(
     with res.engine.connect() as conn:
         version = recall_repo.bank_version(conn, bank_id)
     if version is not None:  # no bank, nothing worth caching
-        env["cache_key"] = cache_key(bank_id, version, req, settings)
-    hit = recall_cache().get(env["cache_key"])
-    timings["cache_lookup"] = ms(time.perf_counter() - t_cache)
+        env.cache_key = cache_key(bank_id, version, req, settings)
+    ends = job_ends()
+    hit = ends.cache.get(env.cache_key)
+    timings["cache_lookup"] = ms_since(t_cache)
     if hit is not None:
         response = RecallResponse.model_validate({**hit, "timings_ms": timings})
-        return finish_job(env, response, cached=True)
+        return succeed_job(ends, env, response, cached=True)
 
-    plan = analyse(bank_id, req, context(embedder=True))
+    plan = analyse(bank_id, req, recall_context(embedder=True))
     check_deadline(env, "retrieval")
-    raise self.replace(build_chord(env, plan.to_dict(), timings))
+    raise self.replace(build_chord(env, plan, timings))
 
 
-def build_chord(env: dict[str, Any], plan: dict[str, Any], timings: dict[str, float]) -> Any:
+def build_chord(env: JobEnvelope, plan: QueryPlan, timings: dict[str, float]) -> Any:
     """Four strategy signatures (expiring at the deadline, soft-limited) and the fusion callback."""
     settings = get_resources().settings
-    deadline = float(env["deadline"])
     now = time.time()
-    soft = max(0.05, min(settings.strategy_timeout_s, deadline - now))
-    expires = dt.datetime.fromtimestamp(deadline, tz=dt.UTC)
+    soft = max(0.05, min(settings.strategy_timeout_s, env.deadline - now))
+    expires = dt.datetime.fromtimestamp(env.deadline, tz=dt.UTC)
     header = group(
         app.signature(
             "tempr.retrieve.strategy",
-            args=(s.value, plan, deadline, now),
+            args=(StrategyCall(strategy=s.value, plan=plan, deadline=env.deadline, sent_at=now).send(),),
             expires=expires,
             soft_time_limit=soft,
             time_limit=soft + 5,
         )
         for s in ALL_STRATEGIES
     )
-    body_plan = {**plan, "embedding": []}  # the strategies needed it; nothing after them does
-    state = {"env": env, "plan": body_plan, "timings": timings, "dispatched_at": now}
-    return chord(header, app.signature("tempr.fuse.collect", args=(state,)))
+    body_plan = plan.model_copy(update={"embedding": []})  # the strategies needed it; nothing after them does
+    state = FuseState(env=env, plan=body_plan, timings=timings, dispatched_at=now)
+    return chord(header, app.signature("tempr.fuse.collect", args=(state.send(),)))

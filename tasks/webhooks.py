@@ -1,7 +1,7 @@
 """Webhook delivery and the deadline watchdog (queue ``webhooks``).
 
 ``tempr.webhooks.deliver(job_id, url, payload)`` POSTs the job's outcome, signed (see
-``tempr.webhooks``), and retries with exponential backoff (``TEMPR_WEBHOOK_BACKOFF_BASE_S``,
+``tempr.jobs.webhooks``), and retries with exponential backoff (``TEMPR_WEBHOOK_BACKOFF_BASE_S``,
 doubling, capped) on connection errors, timeouts, 5xx, 408 and 429, up to
 ``TEMPR_WEBHOOK_MAX_ATTEMPTS`` attempts. Any other 4xx is the receiver refusing: not retried.
 The URL is re-checked before every attempt (DNS can change after enqueue). Each attempt is
@@ -21,9 +21,12 @@ from typing import Any
 import httpx
 
 from config.errors import RecallTimeout, ValidationError
-from tasks.common import fail_job, job_store, ms
-from tempr.jobs import TERMINAL
-from tempr.webhooks import backoff_s, check_callback_url, signed_headers
+from tasks.common import job_ends, job_store
+from tempr.core.timeutil import ms_since
+from tempr.jobs.envelope import JobEnvelope
+from tempr.jobs.outcome import fail_job
+from tempr.jobs.records import TERMINAL
+from tempr.jobs.webhooks import backoff_s, check_callback_url, signed_headers
 from workers import metrics
 from workers.app import app
 from workers.resources import get_resources
@@ -56,7 +59,7 @@ def deliver(self: Any, job_id: str, url: str, payload: dict[str, Any]) -> dict[s
         except httpx.HTTPError as exc:
             record["error"] = f"{type(exc).__name__}: {exc}"
             retryable = True
-        record["elapsed_ms"] = ms(time.perf_counter() - started)
+        record["elapsed_ms"] = ms_since(started)
     except ValidationError as exc:
         record["error"] = exc.message
         record["delivery"] = "refused"
@@ -77,6 +80,13 @@ def watchdog(job_id: str) -> str:
     job = job_store().get(job_id)
     if job is None or job["status"] in TERMINAL:
         return "ended" if job else "unknown"
-    env = {"job_id": job_id, "bank_id": job.get("bank_id"), "callback_url": job.get("callback_url")}
-    fail_job(env, RecallTimeout(f"recall {job_id} did not finish before its deadline"), store_under_job_id=True)
+    env = JobEnvelope(
+        job_id=job_id,
+        bank_id=job.get("bank_id"),
+        deadline=float(job.get("deadline") or time.time()),
+        enqueued_at=float(job.get("created_at") or time.time()),
+        callback_url=job.get("callback_url"),
+    )
+    timeout = RecallTimeout(f"recall {job_id} did not finish before its deadline")
+    fail_job(job_ends(), env, timeout, store_under_job_id=True)
     return "timed out"

@@ -5,8 +5,8 @@
     response = job.get(timeout=10)      # RecallResponse; raises RecallTimeout / RecallError
     job.status()                        # the job record (status, result, error, webhook deliveries)
 
-Apps that do not import tempr enqueue with Celery's ``send_task`` by name (see ``SEND_TASK_API``
-and docs/execution.md); they get the same job id, job record and webhooks.
+Apps that do not import tempr enqueue with Celery's ``send_task`` by name (see docs/execution.md);
+they get the same job id, job record and webhooks.
 
 Every job has a deadline (``TEMPR_RECALL_TIMEOUT_S``, or the request's ``timeout_s``), fixed here
 at enqueue; waiting is bounded by it, so a recall never hangs.
@@ -24,70 +24,41 @@ from typing import Any
 
 from celery import Celery
 from celery.exceptions import TimeoutError as CeleryTimeoutError
-from pydantic import ValidationError as PydanticValidationError
 
-from config.errors import NotFound, RecallError, RecallTimeout, TemprError, ValidationError
-from config.settings import Settings
-from tempr.cache import cache_redis
-from tempr.ingest.pipeline import check_bank_id
-from tempr.jobs import FAILED, TERMINAL, JobStore, error_dict
-from tempr.recall.models import RecallRequest, RecallResponse
-from tempr.webhooks import check_callback_url
+from config.celery import celery_config, make_celery
+from config.errors import RecallError, RecallTimeout, TemprError, ValidationError
+from config.settings import Settings, get_settings
+from tempr.bank_ids import check_bank_id
+from tempr.endpoints import Endpoints, resolve_endpoints
+from tempr.jobs.records import JobStore
+from tempr.jobs.redis_client import cache_redis
+from tempr.jobs.status import job_status
+from tempr.jobs.webhooks import check_callback_url
+from tempr.recall.models import RecallRequest, RecallResponse, parse_request
 
-SEND_TASK_API: dict[str, dict[str, Any]] = {
-    "tempr.recall.start": {
-        "queue": "fuse",
-        "kwargs": {
-            "bank_id": "str",
-            "request": "RecallRequest fields as JSON (query, budget, max_tokens, types, "
-            "tags, tags_match, query_timestamp, temporal_window, include, trace, callback_url, timeout_s)",
-            "deadline": "float unix seconds (optional; default now + timeout_s or TEMPR_RECALL_TIMEOUT_S)",
-            "enqueued_at": "float unix seconds (optional; for the queue.start timing)",
-        },
-        "task_id": "optional: becomes the job id",
-        "returns": "RecallResponse as JSON (AsyncResult(job_id).get())",
-    },
-    "tempr.ingest.facts": {
-        "queue": "ingest",
-        "kwargs": {"bank_id": "str", "facts": "list of fact objects (same schema as JSONL lines)"},
-        "returns": "ingest report, or {error, message, line, field} for bad input",
-    },
-    "tempr.webhooks.deliver": {"queue": "webhooks", "internal": True},
-    "tempr.webhooks.watchdog": {"queue": "webhooks", "internal": True},
-    "tempr.retrieve.strategy": {"queue": "retrieve", "internal": True},
-    "tempr.fuse.collect": {"queue": "fuse", "internal": True},
-    "tempr.rerank.score": {"queue": "rerank", "internal": True},
-    "tempr.fuse.finish": {"queue": "fuse", "internal": True},
-}
+_SENDERS: dict[tuple[str | None, str | None], Celery] = {}
+
+
+def sender_app(settings: Settings, endpoints: Endpoints) -> Celery:
+    """This process's enqueue-only Celery app for these endpoints (sends tasks by name)."""
+    key = (endpoints.broker_url, endpoints.result_backend)
+    if key not in _SENDERS:
+        _SENDERS[key] = make_celery(lambda: celery_config(settings, *key))
+    return _SENDERS[key]
 
 
 def _defaults(
     app: Celery | None, store: JobStore | None, settings: Settings | None
 ) -> tuple[Celery, JobStore, Settings]:
-    from workers.resources import get_resources
-
-    res = get_resources()
-    s = settings or res.settings
-    if app is None:
-        from workers.app import app as default_app
-
-        app = default_app
-    if store is None:
-        client, breaker = cache_redis(res.endpoints.cache_url)
-        store = JobStore(client, s.job_result_ttl_s, breaker)
+    s = settings or get_settings()
+    if app is None or store is None:
+        endpoints = resolve_endpoints(s)
+        if app is None:
+            app = sender_app(s, endpoints)
+        if store is None:
+            client, breaker = cache_redis(endpoints.cache_url)
+            store = JobStore(client, s.job_result_ttl_s, breaker)
     return app, store, s
-
-
-def parse_request(request: Any) -> RecallRequest:
-    """Validate a raw payload; errors name the field, as over HTTP and in the start task."""
-    if isinstance(request, RecallRequest):
-        return request
-    try:
-        return RecallRequest.model_validate(request)
-    except PydanticValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise ValidationError(err["msg"].removeprefix("Value error, "), field=field) from None
 
 
 def request_hash(bank_id: str, request: RecallRequest) -> str:
@@ -209,49 +180,3 @@ def get_job(job_id: str, *, app: Celery | None = None, store: JobStore | None = 
     record = store.get(job_id) or {}
     deadline = float(record.get("deadline") or time.time())
     return RecallJob(job_id, str(record.get("bank_id") or ""), deadline, app, store, s.recall_deadline_grace_s)
-
-
-def job_status(
-    job_id: str, *, app: Celery | None = None, store: JobStore | None = None, grace_s: float | None = None
-) -> dict[str, Any]:
-    """The job record; falls back to Celery's state when the record is gone. Raises NotFound.
-
-    An open record is reconciled with what no tempr code got to write down: a start message that
-    expired in its queue, a chord whose strategy message expired (both end the Celery result), or
-    a job still open past its deadline + grace (a worker died). Those are recorded as failed, so a
-    status poll never shows "running" forever.
-    """
-    app, store, s = _defaults(app, store, None)
-    grace = s.recall_deadline_grace_s if grace_s is None else grace_s
-    record = store.get(job_id)
-    if record is None:
-        return _from_celery(job_id, app)
-    if record["status"] not in TERMINAL:
-        deadline = record.get("deadline") or 0.0
-        celery_view = _from_celery(job_id, app, missing_ok=True)
-        if celery_view["status"] == FAILED or (deadline and time.time() > deadline + grace):
-            past = bool(deadline) and time.time() > deadline
-            error = (
-                error_dict(RecallTimeout(f"recall {job_id} did not finish before its deadline"))
-                if past
-                else celery_view["error"]
-            )
-            store.finish(job_id, error=error)
-            record = store.get(job_id) or {**record, "status": FAILED, "error": error}
-    return record
-
-
-def _from_celery(job_id: str, app: Celery, *, missing_ok: bool = False) -> dict[str, Any]:
-    result = app.AsyncResult(job_id)
-    state = result.state
-    if state == "PENDING" and not missing_ok:
-        raise NotFound(f"no job {job_id!r}")
-    status = {"SUCCESS": "succeeded", "FAILURE": "failed", "REVOKED": "failed"}.get(state, "running")
-    out: dict[str, Any] = {"job_id": job_id, "status": status, "result": None, "error": None}
-    if state == "SUCCESS":
-        out["result"] = result.result
-    elif status == "failed":
-        out["error"] = error_dict(
-            result.result if isinstance(result.result, BaseException) else RecallError(str(result.result))
-        )
-    return out

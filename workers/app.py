@@ -12,21 +12,18 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_process_init, worker_ready
 
-from config.celery import celery_config
+from config.celery import celery_config, make_celery
 from workers.resources import get_resources
 
 TASK_MODULES = ["tasks.ingest", "tasks.recall", "tasks.retrieve", "tasks.fuse", "tasks.rerank", "tasks.webhooks"]
 
 
 def make_app(broker_url: str | None = None, result_backend: str | None = None) -> Celery:
-    """A Celery app with tempr's configuration; by default on this process's endpoints.
+    """The workers' Celery app (task modules included); by default on this process's endpoints.
 
-    The configuration is built lazily, when first read, so importing this module before the
-    services are up (a test collecting modules, a CLI parsing arguments) does not freeze an
-    empty broker URL. Apps that only enqueue (clients, the API, tests pointing at another broker)
-    need no task modules: they send by name (``app.send_task("tempr.recall.start", ...)``).
+    Apps that only enqueue (clients, the API, tests pointing at another broker) need no task
+    modules: ``tempr.client`` makes its own with ``config.celery.make_celery`` and sends by name.
     """
-    new = Celery("tempr", include=TASK_MODULES, set_as_current=False)
 
     def conf() -> dict[str, Any]:
         res = get_resources()
@@ -34,8 +31,7 @@ def make_app(broker_url: str | None = None, result_backend: str | None = None) -
             res.settings, broker_url or res.endpoints.broker_url, result_backend or res.endpoints.result_backend
         )
 
-    new.add_defaults(conf)
-    return new
+    return make_celery(conf, TASK_MODULES)
 
 
 app = make_app()

@@ -82,6 +82,23 @@ def observe_timings(timings_ms: dict[str, float], *, skip: Iterable[str] = ()) -
             STAGE_SECONDS.labels(stage).observe(ms / 1000.0)
 
 
+class _JobOutcomes:
+    """How ``tempr.jobs.outcome`` counts a job's end here (an ``OutcomeObserver``)."""
+
+    def succeeded(self, response: Any, *, cached: bool) -> None:
+        CACHE_REQUESTS.labels("hit" if cached else "miss").inc()
+        RECALLS.labels("succeeded").inc()
+        observe_timings(response.timings_ms)
+
+    def failed(self, exc: BaseException) -> None:
+        from config.errors import RecallTimeout
+
+        RECALLS.labels("timeout" if isinstance(exc, RecallTimeout) else "failed").inc()
+
+
+OUTCOMES = _JobOutcomes()
+
+
 def observe_batch(requests: int, pairs: int) -> None:
     RERANK_BATCH_REQUESTS.observe(requests)
     RERANK_BATCH_PAIRS.observe(pairs)

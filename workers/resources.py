@@ -4,16 +4,30 @@ A Celery prefork child inherits its parent's memory; database pools and
 sockets must not be shared across processes, so ``reset_after_fork`` drops
 them and the child builds its own on first use. Models load lazily, so a
 worker's start-up is never blocked by them.
+
+The endpoints are passed in (``configure``), or resolved once by ``tempr.endpoints``.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from config.errors import ServiceError
 from config.settings import Settings, get_settings
-from tempr.services.manager import Endpoints, resolve_endpoints
+from tempr.endpoints import Endpoints, resolve_endpoints
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from tempr.providers.embedder import Embedder
+    from tempr.providers.entities import EntityExtractor
+    from tempr.providers.reranker import Reranker
+    from tempr.recall.context import RecallContext
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -23,28 +37,26 @@ class Resources:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _cache: dict[str, Any] = field(default_factory=dict)
 
-    def _get(self, name: str, build: Any) -> Any:
+    def _get(self, name: str, build: Callable[[], T]) -> T:
         if name not in self._cache:
             with self._lock:
                 if name not in self._cache:
                     self._cache[name] = build()
-        return self._cache[name]
+        return cast(T, self._cache[name])
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine:
         from tempr.store.engine import make_engine
 
-        def build() -> Any:
+        def build() -> Engine:
             if not self.endpoints.database_url:
-                from config.errors import ServiceError
-
                 raise ServiceError("no database: set TEMPR_DATABASE_URL or run `tempr services up`")
             return make_engine(self.endpoints.database_url)
 
         return self._get("engine", build)
 
     @property
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         from tempr.providers.embedder import make_embedder
 
         return self._get(
@@ -52,13 +64,13 @@ class Resources:
         )
 
     @property
-    def extractor(self) -> Any:
+    def extractor(self) -> EntityExtractor:
         from tempr.providers.entities import make_entity_extractor
 
         return self._get("extractor", lambda: make_entity_extractor(self.settings.entity_extraction))
 
     @property
-    def reranker(self) -> Any:
+    def reranker(self) -> Reranker | None:
         """The configured cross-encoder (loaded on first use), or None for the RRF fallback."""
         from tempr.providers.reranker import make_reranker
 
@@ -82,17 +94,29 @@ class Resources:
 _resources: Resources | None = None
 
 
-def get_resources() -> Resources:
+def configure(settings: Settings, endpoints: Endpoints) -> Resources:
+    """Make these settings and endpoints this process's resources (tests, embedding apps)."""
     global _resources
-    if _resources is None:
-        settings = get_settings()
-        _resources = Resources(settings, resolve_endpoints(settings))
+    _resources = Resources(settings, endpoints)
     return _resources
 
 
-def recall_context() -> Any:
-    """A RecallContext over this process's resources."""
+def get_resources() -> Resources:
+    if _resources is None:
+        settings = get_settings()
+        return configure(settings, resolve_endpoints(settings))
+    return _resources
+
+
+def recall_context(*, embedder: bool = True, reranker: Reranker | None = None) -> RecallContext:
+    """A RecallContext over this process's resources.
+
+    ``embedder=False`` where no query is analysed (the steps after the strategies), so a worker
+    that only fuses never loads the model; ``reranker`` is whatever scores candidates here (the
+    configured cross-encoder, this process's batcher, or None for the RRF fallback)."""
     from tempr.recall.context import RecallContext
 
     res = get_resources()
-    return RecallContext(engine=res.engine, embedder=res.embedder, settings=res.settings, reranker=res.reranker)
+    return RecallContext(
+        engine=res.engine, embedder=res.embedder if embedder else None, settings=res.settings, reranker=reranker
+    )

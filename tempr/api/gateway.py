@@ -9,20 +9,20 @@ from celery import Celery
 from fastapi import Request
 
 from config.settings import Settings
-from tempr.cache import cache_redis
 from tempr.client import RecallJob, recall_async
-from tempr.jobs import JobStore
+from tempr.jobs.records import JobStore
+from tempr.jobs.redis_client import cache_redis
 from tempr.recall.models import RecallRequest
 
 
 @dataclass
 class Gateway:
     celery_app: Celery
-    resources: Any  # workers.resources.Resources: engine, embedder, extractor (built lazily)
+    resources: Any  # the process's resources (workers.resources.Resources): settings, endpoints, engine, models
 
     @property
     def settings(self) -> Settings:
-        return self.resources.settings  # type: ignore[no-any-return]
+        return self.resources.settings
 
     @property
     def store(self) -> JobStore:
@@ -41,4 +41,4 @@ class Gateway:
 
 
 def gateway(request: Request) -> Gateway:
-    return request.app.state.gateway  # type: ignore[no-any-return]
+    return request.app.state.gateway

@@ -11,8 +11,9 @@ from fastapi import APIRouter, Body, Request
 
 from config.errors import NotFound
 from tempr.api.gateway import gateway
+from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import parse_array
-from tempr.ingest.pipeline import IngestDeps, check_bank_id, ingest_facts
+from tempr.ingest.pipeline import IngestDeps, ingest_facts
 from tempr.store.ingest_repo import delete_bank
 
 router = APIRouter(tags=["banks"])

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 
 from tempr.api.gateway import gateway
-from tempr.client import job_status
+from tempr.jobs.status import job_status
 
 router = APIRouter(tags=["jobs"])
 
@@ -16,4 +16,5 @@ router = APIRouter(tags=["jobs"])
 @router.get("/v1/jobs/{job_id}", responses={404: {"description": "unknown (or expired) job"}})
 async def get_job(job_id: str, request: Request) -> dict[str, Any]:
     gw = gateway(request)
-    return await run_in_threadpool(job_status, job_id, app=gw.celery_app, store=gw.store)
+    grace = gw.settings.recall_deadline_grace_s
+    return await run_in_threadpool(job_status, job_id, app=gw.celery_app, store=gw.store, grace_s=grace)

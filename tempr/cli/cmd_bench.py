@@ -1,14 +1,13 @@
 """`tempr bench quality|latency|scale|ingest|all`: the benchmarks, each runnable alone.
 
 Each prints its tables and (full runs) rewrites its section of BENCHMARKS.md and its
-PNG plots under bench/plots/. The benchmark code lives in the repository's ``bench/``
-package (not installed with tempr), so this command runs from a checkout.
+PNG plots under bench/plots/. The benchmark code is the repository's ``bench`` package, installed
+with tempr (``pip install -e .`` maps it), so this command runs from any working directory.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from config.errors import ValidationError
@@ -50,20 +49,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _bench_importable() -> None:
-    """Put the checkout's root on sys.path so its ``bench`` package imports from any working directory."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / "bench" / "__init__.py").exists():
-        raise ValidationError(
-            "the bench package is missing: run `tempr bench` from a checkout of the repository", field="bench"
-        )
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-
-
 def run(args: argparse.Namespace) -> int:
-    _bench_importable()
-    from bench import suite
+    try:
+        from bench import suite
+    except ImportError:
+        raise ValidationError(
+            "the bench package is not installed: run `make install` in a checkout of the repository", field="bench"
+        ) from None
 
     options = suite.Options(quick=args.quick, write=args.write, via_workers=not args.in_process_only)
     if args.locomo is not None:

@@ -6,8 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from tempr.client import parse_request
-from tempr.recall.models import RecallRequest, RecallResponse
+from tempr.recall.models import RecallRequest, RecallResponse, parse_request
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -54,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
         response = RecallResponse.model_validate(recall_async(args.bank, request).get(timeout=request.timeout_s or 60))
     else:
         from tempr.recall.pipeline import recall
-        from workers.resources import recall_context
+        from workers.resources import get_resources, recall_context
 
-        response = recall(args.bank, request, recall_context())
+        response = recall(args.bank, request, recall_context(reranker=get_resources().reranker))
     if args.json:
         print(response.model_dump_json(indent=2))
     else:

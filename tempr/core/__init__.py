@@ -6,7 +6,6 @@ redis, kombu or the ``config`` package; ``tests/unit/test_core_purity.py`` check
 
 from tempr.core.boosts import (
     DEFAULT_ALPHAS,
-    as_utc,
     boost,
     combined_score,
     proof_signal,
@@ -14,10 +13,9 @@ from tempr.core.boosts import (
     temporal_proximity_signal,
 )
 from tempr.core.budget import (
-    HNSW_EF_SEARCH_MAX,
     LEVELS,
     BudgetLevel,
-    ef_search_for,
+    multi_hop_depth,
     packing_pool_size,
     recall_budget,
 )
@@ -29,16 +27,10 @@ from tempr.core.fusion import (
     rrf_fuse,
     rrf_score,
 )
-from tempr.core.graph_scores import (
-    combine_hops,
-    entity_score,
-    graph_score,
-    hop_decay,
-    multi_hop_depth,
-)
 from tempr.core.packing import PackDecision, PackResult, pack
 from tempr.core.rerank_scores import normalise_scores, rrf_fallback_scores, sigmoid
 from tempr.core.spreading import SpreadCandidate, bucket_index, spread_across_buckets
+from tempr.core.timeutil import as_utc
 from tempr.core.types import (
     ALL_STRATEGIES,
     EventAnchor,
@@ -54,7 +46,6 @@ __all__ = [
     "ALL_STRATEGIES",
     "BOOST_DIVISORS",
     "DEFAULT_ALPHAS",
-    "HNSW_EF_SEARCH_MAX",
     "LEVELS",
     "RRF_K",
     "BudgetLevel",
@@ -71,13 +62,8 @@ __all__ = [
     "as_utc",
     "boost",
     "bucket_index",
-    "combine_hops",
     "combined_score",
     "cut_candidates",
-    "ef_search_for",
-    "entity_score",
-    "graph_score",
-    "hop_decay",
     "multi_hop_depth",
     "normalise_scores",
     "pack",

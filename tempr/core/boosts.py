@@ -17,8 +17,9 @@ are read as UTC so mixing naive and aware values never raises.
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 
+from tempr.core.timeutil import as_utc
 from tempr.core.types import TimeWindow
 
 NEUTRAL = 0.5
@@ -33,13 +34,6 @@ SECONDS_PER_DAY = 86400.0
 def clamp(value: float, low: float, high: float) -> float:
     """``value`` limited to ``[low, high]``."""
     return max(low, min(high, value))
-
-
-def as_utc(moment: datetime) -> datetime:
-    """An aware UTC datetime; naive values are taken to already be UTC."""
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
 
 
 def days_between(a: datetime, b: datetime) -> float:

@@ -27,8 +27,8 @@ BudgetFunction = Literal["fixed", "adaptive"]
 LEVELS: tuple[str, ...] = ("low", "mid", "high")
 """The levels in increasing depth; the index selects from the per-level triples."""
 
-HNSW_EF_SEARCH_MAX = 1000
-"""pgvector rejects ``SET hnsw.ef_search`` above 1000."""
+HOP_DEPTHS: dict[str, int] = {"low": 1, "mid": 2, "high": 3}
+"""Graph traversal depth per level (the reference always walks one hop)."""
 
 
 def level_index(level: str) -> int:
@@ -79,13 +79,9 @@ def recall_budget(
     raise ValueError(f"unknown budget function {function!r}; expected 'fixed' or 'adaptive'")
 
 
-def ef_search_for(budget: int) -> int:
-    """``hnsw.ef_search`` for a semantic query returning ``budget`` rows.
-
-    The ANN candidate list must be at least as long as the ``LIMIT`` or HNSW
-    silently returns fewer rows; pgvector caps the setting at 1000 and rejects 0.
-    """
-    return clamp_int(budget, 1, HNSW_EF_SEARCH_MAX)
+def multi_hop_depth(level: str) -> int:
+    """Graph traversal depth for a budget level: low 1, mid 2, high 3 (see store/recall_graph)."""
+    return HOP_DEPTHS[LEVELS[level_index(level)]]
 
 
 def packing_pool_size(budget: int) -> int:

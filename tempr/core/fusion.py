@@ -15,7 +15,7 @@ deeper into the favoured arm without pushing the other arms' top hits out of the
 reranker cap. Divisors:
 
 * ``low``    1.5 -- rank 15 counts like rank 10
-* ``medium`` 3   -- rank 30 counts like rank 10
+* ``mid``    3   -- rank 30 counts like rank 10 (``medium``, the reference's word, is accepted)
 * ``high``   6   -- rank 60 counts like rank 10
 
 (The reference implementation instead adds ``level x 1/(k+rank)``, a score-space
@@ -34,11 +34,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from tempr.core.types import FusedCandidate, Strategy, StrategyResult
 
 RRF_K = 60
-BOOST_DIVISORS: Mapping[str, float] = {"low": 1.5, "medium": 3.0, "high": 6.0}
+BOOST_DIVISORS: Mapping[str, float] = {"low": 1.5, "mid": 3.0, "high": 6.0}
+LEVEL_ALIASES: Mapping[str, str] = {"medium": "mid"}
+"""One word per level across tempr (the budget's ``low|mid|high``); the reference's ``medium`` still parses."""
 STRATEGY_NAMES: frozenset[str] = frozenset(s.value for s in Strategy)
 STRATEGY_ALIASES: Mapping[str, str] = {"bm25": Strategy.KEYWORD.value}
 """The reference spells the keyword arm ``bm25``; accept its boost strings as they are."""
-DEFAULT_BOOST_LEVEL = "medium"
+DEFAULT_BOOST_LEVEL = "mid"
 
 
 def _strategy_name(raw: str, part: str) -> str:
@@ -50,17 +52,18 @@ def _strategy_name(raw: str, part: str) -> str:
 
 
 def _boost_level(raw: str, part: str) -> str:
-    if raw not in BOOST_DIVISORS:
+    level = LEVEL_ALIASES.get(raw, raw)
+    if level not in BOOST_DIVISORS:
         allowed = ", ".join(BOOST_DIVISORS)
         raise ValueError(f"unknown boost level {raw!r} in boost {part!r}; expected one of {allowed}")
-    return raw
+    return level
 
 
 def parse_strategy_boosts(spec: str) -> dict[str, str]:
     """Parse ``"graph:high,semantic:low"`` into ``{"graph": "high", "semantic": "low"}``.
 
     Blank entries and whitespace are ignored; a strategy without a level gets
-    ``medium`` (as in the reference). Unknown names or levels, and a strategy named
+    ``mid`` (the reference's ``medium``). Unknown names or levels, and a strategy named
     twice, raise ValueError naming the offending part: a typo in a deployment
     setting should fail at start-up, not silently do nothing.
     """

@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 
-from tempr.core.boosts import as_utc
+from tempr.core.timeutil import as_utc
 from tempr.core.types import TimeWindow
 
 SpreadCandidate = tuple[str, datetime, float]

@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from config.errors import IngestValidationError
+from tempr.core.timeutil import as_utc
 
 MAX_TEXT_BYTES = 64 * 1024
 
@@ -80,7 +81,7 @@ class FactIn(BaseModel):
 def parse_iso(value: Any) -> datetime | None:
     """ISO-8601 date or date-time; naive values are taken as UTC."""
     if value is None or isinstance(value, datetime):
-        return _utc(value) if isinstance(value, datetime) else None
+        return as_utc(value) if isinstance(value, datetime) else None
     if not isinstance(value, str):
         raise ValueError("must be an ISO-8601 string")
     text = value.strip()
@@ -91,11 +92,7 @@ def parse_iso(value: Any) -> datetime | None:
             parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
         except ValueError:
             raise ValueError(f"is not an ISO-8601 date: {value!r}") from None
-    return _utc(parsed)
-
-
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return as_utc(parsed)
 
 
 def validate_fact(obj: Any, line: int) -> FactIn:

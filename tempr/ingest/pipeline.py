@@ -7,21 +7,20 @@ Facts whose id the bank already holds are skipped: ingest is idempotent.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Engine
 
-from config.errors import IngestValidationError, ValidationError
+from config.errors import IngestValidationError
 from config.settings import Settings
+from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, check_batch
 from tempr.providers.embedder import Embedder
 from tempr.providers.entities import EntityExtractor
 from tempr.store import ingest_repo as repo
 
-BANK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 Progress = Callable[[str, int], None]
 """progress(stage, n_done_since_last_call); stages: "embed", "write"."""
 
@@ -59,14 +58,6 @@ class IngestDeps:
     embedder: Embedder
     extractor: EntityExtractor
     settings: Settings
-
-
-def check_bank_id(bank_id: str) -> str:
-    if not BANK_ID.match(bank_id or ""):
-        raise ValidationError(
-            "bank id must be 1-128 characters of letters, digits, '_', '.', ':' or '-'", field="bank_id"
-        )
-    return bank_id
 
 
 def ingest_facts(
@@ -111,7 +102,7 @@ def _prepare(
 ) -> tuple[list[dict[str, object]], dict[str, list[str]]]:
     texts = [f.text for _, f in facts]
     step = max(deps.settings.embed_batch_size * 4, 64)
-    vectors = []
+    vectors: list[list[float]] = []
     for start in range(0, len(texts), step):
         vectors.extend(deps.embedder.embed(texts[start : start + step]))
         if progress:
@@ -189,7 +180,7 @@ def _chunks(facts: list[FactIn]) -> list[dict[str, object]]:
 
 
 def _causal_pairs(bank_id: str, facts: list[FactIn], keep: set[str]) -> list[tuple[str, str]]:
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for f in facts:
         effect = repo.unit_uuid(bank_id, f.key)
         if effect in keep:

@@ -15,7 +15,7 @@ from tempr.providers.reranker import Reranker
 @dataclass
 class RecallContext:
     engine: Engine
-    embedder: Embedder
+    embedder: Embedder | None  # None in the steps after analysis: they never embed
     settings: Settings
     reranker: Reranker | None = None
     count_tokens: Callable[[str], int] | None = None

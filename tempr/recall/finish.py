@@ -16,6 +16,7 @@ from tempr.core import (
     temporal_proximity_signal,
 )
 from tempr.core.rank_boost import promote
+from tempr.core.timeutil import ms_since
 from tempr.core.types import FusedCandidate, StrategyResult
 from tempr.recall.context import RecallContext
 from tempr.recall.models import ChunkData, EntityState, RecallResponse, RecallResult, RecallScores
@@ -33,7 +34,7 @@ def finish(
     timings_ms: dict[str, float] | None = None,
 ) -> RecallResponse:
     started = time.perf_counter()
-    req = plan.req
+    req = plan.request
     ce = outcome.scores
     if plan.boosts:
         ce = promote(ce, boost_divisors(plan, candidates))
@@ -49,10 +50,10 @@ def finish(
     results_out = [_result(units[s["id"]], s, by_id[s["id"]], outcome, req.include.wants_entities) for s in packed.kept]
     timings = {**plan.timings_ms, **(timings_ms or {})}
     chunks = _chunks(plan, [units[s["id"]] for s in packed.kept], ctx) if req.include.chunks is not None else None
-    timings["finish"] = round((time.perf_counter() - started) * 1000, 2)
+    timings["finish"] = ms_since(started)
     return RecallResponse(
         results=results_out,
-        entities=_entities(units, packed.kept) if req.include.wants_entities else None,
+        entities=_entities(units, packed.kept, req.include.entity_tokens, ctx) if req.include.wants_entities else None,
         chunks=chunks,
         trace=_trace(plan, results, candidates, outcome, scored, packed, timings) if req.trace else None,
         bank_id=plan.bank_id,
@@ -70,8 +71,8 @@ def _score(
     units: dict[str, dict[str, Any]],
     alphas: tuple[float, float, float],
 ) -> list[dict[str, Any]]:
-    now, windows = plan.now_dt, plan.time_windows
-    scored = []
+    now, windows = plan.now, plan.windows
+    scored: list[dict[str, Any]] = []
     for order, c in enumerate(candidates):
         unit = units.get(c.id)
         if unit is None:  # deleted between retrieval and now
@@ -122,19 +123,30 @@ def _result(
     )
 
 
-def _entities(units: dict[str, dict[str, Any]], kept: Sequence[dict[str, Any]]) -> dict[str, EntityState]:
+def _entities(
+    units: dict[str, dict[str, Any]], kept: Sequence[dict[str, Any]], max_tokens: int, ctx: RecallContext
+) -> dict[str, EntityState]:
+    """The returned memories' entities in result order, until their names fill ``max_tokens``.
+
+    An entity is keyed and identified by its canonical name (unique per bank), as the reference's
+    response is; tempr keeps no observations per entity, so the names are what the budget counts."""
     out: dict[str, EntityState] = {}
+    remaining = max_tokens
     for s in kept:
-        unit = units[s["id"]]
-        pairs = unit.get("entity_ids") or [(name, name) for name in unit.get("entities") or []]
-        for eid, name in pairs:
-            out.setdefault(name, EntityState(entity_id=str(eid), canonical_name=name))
+        for name in units[s["id"]].get("entities") or []:
+            if name in out:
+                continue
+            cost = ctx.tokens(name)
+            if cost > remaining:
+                return out
+            remaining -= cost
+            out[name] = EntityState(entity_id=name, canonical_name=name)
     return out
 
 
 def _chunks(plan: QueryPlan, kept_units: Sequence[dict[str, Any]], ctx: RecallContext) -> dict[str, ChunkData]:
     """Source chunks of the returned memories, in result order, under their own token budget."""
-    req = plan.req
+    req = plan.request
     assert req.include.chunks is not None
     ids = list(dict.fromkeys(u["chunk_id"] for u in kept_units if u.get("chunk_id")))
     with ctx.engine.connect() as conn:
@@ -156,7 +168,7 @@ def _chunks(plan: QueryPlan, kept_units: Sequence[dict[str, Any]], ctx: RecallCo
 
 
 def _truncate(text: str, tokens: int, ctx: RecallContext) -> str:
-    words, out = text.split(), []
+    words, out = text.split(), list[str]()
     for word in words:
         if ctx.tokens(" ".join([*out, word])) > tokens:
             break
@@ -174,10 +186,10 @@ def _trace(
     timings: dict[str, float],
 ) -> dict[str, Any]:
     return {
-        "query": plan.req.query,
+        "query": plan.request.query,
         "budget": plan.budget,
         "depth": plan.depth,
-        "now": plan.now,
+        "now": plan.now.isoformat(),
         "temporal": plan.temporal_trace,
         "strategy_boosts": plan.boosts,
         "strategies": {

@@ -7,21 +7,22 @@ refuse the same bad input with the same message naming the field.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import ValidationError as PydanticValidationError
 
+from config.errors import ValidationError
+from tempr.core.timeutil import as_utc
 from tempr.providers.tokens import count_tokens
 
 MAX_QUERY_TOKENS = 500
+TRUSTED = {"trusted": True}
+"""Validation context for messages this fleet wrote itself: the request's costly checks ran once."""
 FactType = Literal["world", "experience", "observation"]
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
 _WORD = re.compile(r"\w")
-
-
-def _aware(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class TemporalWindowIn(BaseModel):
@@ -31,7 +32,7 @@ class TemporalWindowIn(BaseModel):
 
     @model_validator(mode="after")
     def _order(self) -> TemporalWindowIn:
-        self.start, self.end = _aware(self.start), _aware(self.end)
+        self.start, self.end = as_utc(self.start), as_utc(self.end)
         if self.end < self.start:
             raise ValueError("temporal_window.end is before temporal_window.start")
         return self
@@ -58,6 +59,11 @@ class IncludeOptions(BaseModel):
     def wants_entities(self) -> bool:
         return self.entities is not None and self.entities is not False
 
+    @property
+    def entity_tokens(self) -> int:
+        """The token budget of the ``entities`` map (``include.entities.max_tokens``, default 500)."""
+        return self.entities.max_tokens if isinstance(self.entities, EntitiesInclude) else EntitiesInclude().max_tokens
+
 
 class RecallRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -79,7 +85,9 @@ class RecallRequest(BaseModel):
 
     @field_validator("query")
     @classmethod
-    def _query(cls, value: str) -> str:
+    def _query(cls, value: str, info: ValidationInfo) -> str:
+        if info.context and info.context.get("trusted"):
+            return value  # checked when the request came in; counting tokens again costs ~ms per hop
         if not _WORD.search(value or ""):
             raise ValueError("query must contain at least one word character")
         tokens = count_tokens(value)
@@ -90,7 +98,7 @@ class RecallRequest(BaseModel):
     @field_validator("query_timestamp")
     @classmethod
     def _ts(cls, value: datetime | None) -> datetime | None:
-        return _aware(value) if value else None
+        return as_utc(value) if value else None
 
     def cache_fields(self) -> dict[str, Any]:
         """The fields that determine the answer, normalised (order-free lists)."""
@@ -99,6 +107,18 @@ class RecallRequest(BaseModel):
             if data.get(key):
                 data[key] = sorted(set(data[key]))
         return data
+
+
+def parse_request(request: Any) -> RecallRequest:
+    """Validate a raw payload; errors name the field, as over HTTP, in the CLI and in the start task."""
+    if isinstance(request, RecallRequest):
+        return request
+    try:
+        return RecallRequest.model_validate(request)
+    except PydanticValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise ValidationError(err["msg"].removeprefix("Value error, "), field=field) from None
 
 
 class RecallScores(BaseModel):

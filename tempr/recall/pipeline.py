@@ -14,6 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from config.errors import AllStrategiesFailed
+from tempr.core.timeutil import ms_since
 from tempr.core.types import ALL_STRATEGIES, StrategyResult
 from tempr.recall.context import RecallContext
 from tempr.recall.finish import finish
@@ -29,13 +30,13 @@ def run_strategies(plan: QueryPlan, ctx: RecallContext) -> list[StrategyResult]:
         try:
             return run_strategy(strategy, plan, ctx)
         except Exception as exc:  # noqa: BLE001 - any strategy failure degrades, never fails, the recall
-            return degraded(strategy, exc, (time.perf_counter() - started) * 1000)
+            return degraded(strategy, exc, ms_since(started))
 
     with ThreadPoolExecutor(max_workers=len(ALL_STRATEGIES), thread_name_prefix="strategy") as pool:
         return list(pool.map(one, ALL_STRATEGIES))
 
 
-def complete(
+def fuse_rerank_finish(
     plan: QueryPlan, results: list[StrategyResult], ctx: RecallContext, timings_ms: dict[str, float]
 ) -> RecallResponse:
     """Everything after the strategies: shared by the in-process and the chord paths' tests."""
@@ -43,7 +44,7 @@ def complete(
         raise AllStrategiesFailed("; ".join(f"{r.strategy.value}: {r.error}" for r in results))
     started = time.perf_counter()
     candidates = fuse(plan, results, ctx.settings)
-    timings_ms["fuse"] = round((time.perf_counter() - started) * 1000, 2)
+    timings_ms["fuse"] = ms_since(started)
     outcome = rerank(plan, candidates, ctx)
     timings_ms["rerank"] = outcome.elapsed_ms
     return finish(plan, results, candidates, outcome, ctx, timings_ms)
@@ -55,7 +56,7 @@ def recall(bank_id: str, request: RecallRequest, ctx: RecallContext) -> RecallRe
     t_strat = time.perf_counter()
     results = run_strategies(plan, ctx)
     timings = {f"strategy.{r.strategy.value}": r.elapsed_ms for r in results}
-    timings["strategies"] = round((time.perf_counter() - t_strat) * 1000, 2)
-    response = complete(plan, results, ctx, timings)
-    response.timings_ms["total"] = round((time.perf_counter() - started) * 1000, 2)
+    timings["strategies"] = ms_since(t_strat)
+    response = fuse_rerank_finish(plan, results, ctx, timings)
+    response.timings_ms["total"] = ms_since(started)
     return response

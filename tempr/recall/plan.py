@@ -1,4 +1,4 @@
-"""Stage 1 of recall: analyse the request once into a small, JSON-able ``QueryPlan``.
+"""Stage 1 of recall: analyse the request once into a small, typed ``QueryPlan``.
 
 The plan carries everything the strategy tasks need (the query embedding,
 the recall budget, graph depth, time windows, filters) so no worker has to
@@ -8,60 +8,54 @@ embed or parse the query again.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from config.errors import ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+
+from config.errors import ServiceError
 from config.settings import Settings
+from tempr.bank_ids import check_bank_id
 from tempr.core import multi_hop_depth, parse_strategy_boosts, recall_budget
+from tempr.core.timeutil import ms_since
 from tempr.core.types import TimeWindow
-from tempr.ingest.pipeline import check_bank_id
 from tempr.recall.context import RecallContext
-from tempr.recall.models import RecallRequest
+from tempr.recall.models import TRUSTED, RecallRequest
 from tempr.store import recall_repo
 
 
-@dataclass
-class QueryPlan:
+class QueryPlan(BaseModel):
+    """The analysed request every later step reads: typed, validated once where it is made.
+
+    It crosses Celery hops as JSON; a worker reads it back with ``QueryPlan.receive`` (trusted:
+    the request's own validators, e.g. its token count, ran once, in ``analyse``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
     bank_id: str
-    request: dict[str, Any]
+    request: RecallRequest
     embedding: list[float]
     budget: int
     depth: int
-    now: str
-    windows: list[dict[str, Any]] = field(default_factory=list)
-    boosts: dict[str, str] = field(default_factory=dict)
-    temporal_trace: dict[str, Any] = field(default_factory=dict)
-    timings_ms: dict[str, float] = field(default_factory=dict)
+    now: datetime
+    windows: list[TimeWindow] = Field(default_factory=list)
+    boosts: dict[str, str] = Field(default_factory=dict)
+    temporal_trace: dict[str, Any] = Field(default_factory=dict)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
 
-    @property
-    def req(self) -> RecallRequest:
-        return RecallRequest.model_validate(self.request)
-
-    @property
-    def now_dt(self) -> datetime:
-        return datetime.fromisoformat(self.now)
-
-    @property
-    def time_windows(self) -> list[TimeWindow]:
-        return [TimeWindow.from_dict(w) for w in self.windows]
+    @classmethod
+    def receive(cls, data: Any) -> QueryPlan:
+        """A plan from a message this fleet wrote: typed, without re-running the request's checks."""
+        return cls.model_validate(data, context=TRUSTED)
 
     def filters(self) -> recall_repo.Filters:
-        req = self.req
+        req = self.request
         return recall_repo.Filters(
             bank_id=self.bank_id,
             types=tuple(sorted(set(req.types or ()))),
             tags=tuple(sorted(set(req.tags or ()))),
             tags_match=req.tags_match,
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> QueryPlan:
-        return cls(**data)
 
 
 def budget_for(request: RecallRequest, settings: Settings) -> int:
@@ -81,28 +75,27 @@ def analyse(bank_id: str, request: RecallRequest, ctx: RecallContext) -> QueryPl
     started = time.perf_counter()
     check_bank_id(bank_id)
     now = request.query_timestamp or datetime.now(UTC)
-    try:
-        boosts = parse_strategy_boosts(ctx.settings.recall_strategy_boosts)
-    except ValueError as exc:
-        raise ValidationError(f"TEMPR_RECALL_STRATEGY_BOOSTS: {exc}", field="recall_strategy_boosts") from exc
+    boosts = parse_strategy_boosts(ctx.settings.recall_strategy_boosts)  # checked when the settings loaded
     temporal = _temporal_analysis(request, now, ctx)
     texts = [request.query] + [a.event for a in temporal.anchors]
     t_embed = time.perf_counter()
+    if ctx.embedder is None:
+        raise ServiceError("query analysis needs an embedder; this recall context has none")
     vectors = ctx.embedder.embed(texts)
     embed_ms = (time.perf_counter() - t_embed) * 1000
     windows, trace = _resolve_windows(bank_id, request, temporal, vectors[1:], now, ctx)
     plan = QueryPlan(
         bank_id=bank_id,
-        request=request.model_dump(mode="json"),
+        request=request,
         embedding=[float(x) for x in vectors[0]],
         budget=budget_for(request, ctx.settings),
         depth=multi_hop_depth(request.budget),
-        now=now.isoformat(),
-        windows=[w.to_dict() for w in windows],
+        now=now,
+        windows=windows,
         boosts=boosts,
         temporal_trace=trace,
     )
-    plan.timings_ms = {"embed": round(embed_ms, 2), "analyse": round((time.perf_counter() - started) * 1000, 2)}
+    plan.timings_ms = {"embed": round(embed_ms, 2), "analyse": ms_since(started)}
     return plan
 
 

@@ -21,6 +21,7 @@ from tempr.core import (
     rrf_fallback_scores,
     rrf_fuse,
 )
+from tempr.core.timeutil import ms_since
 from tempr.core.types import FusedCandidate, StrategyResult
 from tempr.recall.context import RecallContext
 from tempr.recall.plan import QueryPlan
@@ -75,10 +76,10 @@ def rerank(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: RecallCon
         with ctx.engine.connect() as conn:
             units = recall_repo.fetch_units(conn, [c.id for c in candidates], with_entities=False)
         ids = [c.id for c in candidates if c.id in units]
-        raw = ctx.reranker.score_pairs([(plan.req.query, passage(units[i])) for i in ids])
+        raw = ctx.reranker.score_pairs([(plan.request.query, passage(units[i])) for i in ids])
         norm = normalise_scores(raw, calibrated=ctx.reranker.calibrated)
         outcome = RerankOutcome(dict(zip(ids, norm, strict=True)), ctx.reranker.name, dict(zip(ids, raw, strict=True)))
-    outcome.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
+    outcome.elapsed_ms = ms_since(started)
     return outcome
 
 

@@ -26,7 +26,9 @@ def semantic(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, 
 def keyword(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
     s = ctx.settings
     with ctx.engine.begin() as conn:
-        hits = recall_repo.keyword_search(conn, plan.req.query, plan.filters(), plan.budget, k1=s.bm25_k1, b=s.bm25_b)
+        hits = recall_repo.keyword_search(
+            conn, plan.request.query, plan.filters(), plan.budget, k1=s.bm25_k1, b=s.bm25_b
+        )
     return hits, {}
 
 
@@ -36,7 +38,7 @@ def graph(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any
     filters = plan.filters()
     with ctx.engine.begin() as conn:
         sem = recall_repo.semantic_search(conn, plan.embedding, filters, s.graph_seed_count)
-        kw = recall_repo.keyword_search(conn, plan.req.query, filters, s.graph_seed_count, k1=s.bm25_k1, b=s.bm25_b)
+        kw = recall_repo.keyword_search(conn, plan.request.query, filters, s.graph_seed_count, k1=s.bm25_k1, b=s.bm25_b)
         # Seeds: the best of semantic and keyword together (RRF), not their union: in a small
         # bank the union is half the bank, and hub entities then make every node look connected.
         pair = [StrategyResult(Strategy.SEMANTIC, tuple(sem)), StrategyResult(Strategy.KEYWORD, tuple(kw))]
@@ -53,7 +55,7 @@ def graph(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any
 
 def temporal(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
     """In-window memories chosen by relevance, then spread across the window's time buckets."""
-    windows = plan.time_windows
+    windows = plan.windows
     if not windows:
         return [], {"skipped": "no time reference in the query"}
     filters = plan.filters()

@@ -8,20 +8,10 @@ second ``up`` is harmless and ``down`` stops only what tempr started.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from config.settings import Settings
+from tempr.endpoints import Endpoints, resolve_endpoints
 from tempr.services.postgres import EmbeddedPostgres
 from tempr.services.redis_server import LocalRedis
-
-
-@dataclass(frozen=True)
-class Endpoints:
-    database_url: str | None
-    redis_url: str | None
-    broker_url: str | None
-    result_backend: str | None
-    cache_url: str | None
 
 
 def embedded_postgres(settings: Settings) -> EmbeddedPostgres:
@@ -30,17 +20,6 @@ def embedded_postgres(settings: Settings) -> EmbeddedPostgres:
 
 def local_redis(settings: Settings) -> LocalRedis:
     return LocalRedis(settings.redis_dir)
-
-
-def resolve_endpoints(settings: Settings) -> Endpoints:
-    """The URLs in force: explicit settings first, else the embedded services' (if running)."""
-    database_url = settings.database_url or embedded_postgres(settings).status().url
-    redis_url = settings.redis_url or local_redis(settings).status().url
-    local = not settings.redis_url
-    broker = settings.broker_url or (f"{redis_url}/0" if local and redis_url else redis_url)
-    backend = settings.result_backend or (f"{redis_url}/1" if local and redis_url else redis_url)
-    cache = settings.cache_url or (f"{redis_url}/2" if local and redis_url else redis_url)
-    return Endpoints(database_url, redis_url, broker, backend, cache)
 
 
 def up(settings: Settings) -> Endpoints:

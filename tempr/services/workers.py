@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 from config.errors import ServiceError
@@ -79,9 +80,13 @@ class DetachedWorkers:
         for name, pid in self.running().items():
             os.kill(pid, signal.SIGTERM)
             try:
-                process.wait_until(lambda p=pid: not process.pid_alive(p), timeout=timeout, what=f"worker {name}")
+                process.wait_until(partial(_gone, pid), timeout=timeout, what=f"worker {name}")
             except ServiceError:
                 os.kill(pid, signal.SIGKILL)
             self.pidfile(name).unlink(missing_ok=True)
             stopped.append(f"worker:{name}")
         return stopped
+
+
+def _gone(pid: int) -> bool:
+    return not process.pid_alive(pid)

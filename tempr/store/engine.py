@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Engine, create_engine, event
 
 
@@ -17,7 +19,7 @@ def make_engine(database_url: str, *, pool_size: int = 5) -> Engine:
     return engine
 
 
-def _register_vector(dbapi_connection: object, _record: object) -> None:
+def _register_vector(dbapi_connection: Any, _record: object) -> None:
     import psycopg
     from pgvector.psycopg import register_vector
 

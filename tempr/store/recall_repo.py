@@ -13,12 +13,13 @@ The graph walk lives in ``recall_graph`` and the filter fragments in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import Connection, TextClause, bindparam, text
+from sqlalchemy import Connection, CursorResult, TextClause, bindparam, text
 
+from tempr.core.timeutil import as_utc
 from tempr.core.types import Hit, TimeWindow
 from tempr.store.recall_filters import Filters, set_ann_scan, tag_clause, valid_uuids, where_clause
 from tempr.store.recall_graph import graph_search
@@ -51,31 +52,49 @@ def _vector(embedding: Sequence[float]) -> list[float]:
     return [float(x) for x in embedding]
 
 
+def _nearest(
+    conn: Connection,
+    embedding: Sequence[float],
+    filters: Filters,
+    limit: int,
+    *,
+    out: str = "1 - s.dist",
+    columns: str = "",
+    where: str = "",
+    types: bool = True,
+    tail: str = "",
+    params: dict[str, Any] | None = None,
+) -> CursorResult[*tuple[Any, ...]]:
+    """The one vector-search statement: the `limit` memories nearest the query that pass the
+    filters (and ``where``), returned as ``id, <out>`` in exact distance order (ties by id).
+
+    The inner query lets the planner choose: the HNSW index with an iterative scan (a large
+    bank, a loose filter) or the bank/type/tag indexes plus an exact sort (a small bank or a
+    selective filter). The outer ORDER BY puts relaxed_order's rows back in exact order.
+    ``columns`` adds inner columns the outer ``out`` may read as ``s.<name>``."""
+    clause, bound = where_clause(filters, types=types)
+    set_ann_scan(conn, limit)
+    extra = f", {columns}" if columns else ""
+    cond = f" AND {where}" if where else ""
+    return conn.execute(
+        _with_vector(f"""
+        SELECT s.id::text, {out} FROM (
+            SELECT m.id, m.embedding <=> CAST(:q AS vector) AS dist{extra} FROM memory_units m
+            WHERE {clause}{cond}
+            ORDER BY m.embedding <=> CAST(:q AS vector) LIMIT :limit
+        ) s ORDER BY s.dist, s.id{tail}"""),
+        {**bound, **(params or {}), "q": _vector(embedding), "limit": limit},
+    )
+
+
 # --- semantic -----------------------------------------------------------------------------------
 
 
 def semantic_search(conn: Connection, embedding: Sequence[float], filters: Filters, limit: int) -> list[Hit]:
-    """The `limit` memories nearest the query by cosine similarity, best first.
-
-    The inner query lets the planner choose: the HNSW index with an iterative scan (a
-    large bank, a loose filter) or the bank/type/tag indexes plus an exact sort (a small
-    bank or a selective filter). The outer ORDER BY puts relaxed_order's rows back in exact
-    distance order (ties by id).
-    """
+    """The `limit` memories nearest the query by cosine similarity, best first."""
     if limit <= 0:
         return []
-    where, params = where_clause(filters)
-    set_ann_scan(conn, limit)
-    rows = conn.execute(
-        _with_vector(f"""
-        SELECT s.id::text, 1 - s.dist FROM (
-            SELECT m.id, m.embedding <=> CAST(:q AS vector) AS dist FROM memory_units m
-            WHERE {where}
-            ORDER BY m.embedding <=> CAST(:q AS vector) LIMIT :limit
-        ) s ORDER BY s.dist, s.id"""),
-        {**params, "q": _vector(embedding), "limit": limit},
-    )
-    return [Hit(r[0], float(r[1])) for r in rows]
+    return [Hit(r[0], float(r[1])) for r in _nearest(conn, embedding, filters, limit)]
 
 
 # --- keyword (BM25) -----------------------------------------------------------------------------
@@ -156,19 +175,15 @@ def temporal_candidates(
     """
     if limit <= 0:
         return []
-    where, params = where_clause(filters)
-    set_ann_scan(conn, limit)
-    rows = conn.execute(
-        _with_vector(f"""
-        SELECT s.id::text, s.lo + (s.hi - s.lo) / 2, 1 - s.dist FROM (
-            SELECT m.id, m.embedding <=> CAST(:q AS vector) AS dist,
-                   GREATEST(m.event_date, :ws) AS lo,
-                   LEAST(COALESCE(m.occurred_end, m.event_date), :we) AS hi
-            FROM memory_units m
-            WHERE {where} AND {_OVERLAP}
-            ORDER BY m.embedding <=> CAST(:q AS vector) LIMIT :limit
-        ) s ORDER BY s.dist, s.id"""),
-        {**params, "q": _vector(embedding), "limit": limit, "ws": _aware(window.start), "we": _aware(window.end)},
+    rows = _nearest(
+        conn,
+        embedding,
+        filters,
+        limit,
+        out="s.lo + (s.hi - s.lo) / 2, 1 - s.dist",
+        columns="GREATEST(m.event_date, :ws) AS lo, LEAST(COALESCE(m.occurred_end, m.event_date), :we) AS hi",
+        where=_OVERLAP,
+        params={"ws": as_utc(window.start), "we": as_utc(window.end)},
     )
     return [(r[0], r[1], float(r[2])) for r in rows]
 
@@ -181,25 +196,20 @@ def find_event_date(
     Only bank and tag filters apply: the anchor is a date to measure from, so it may be a
     fact of a type the caller excluded from its results, but never one it may not see.
     """
-    where, params = where_clause(filters, types=False)
-    set_ann_scan(conn, _EVENT_PROBE)
-    row = conn.execute(
-        _with_vector(f"""
-        SELECT s.id::text, s.event_date, 1 - s.dist FROM (
-            SELECT m.id, m.event_date, m.embedding <=> CAST(:q AS vector) AS dist FROM memory_units m
-            WHERE {where} AND m.event_date IS NOT NULL
-            ORDER BY m.embedding <=> CAST(:q AS vector) LIMIT :limit
-        ) s ORDER BY s.dist, s.id LIMIT 1"""),
-        {**params, "q": _vector(embedding), "limit": _EVENT_PROBE},
+    row = _nearest(
+        conn,
+        embedding,
+        filters,
+        _EVENT_PROBE,
+        out="s.event_date, 1 - s.dist",
+        columns="m.event_date",
+        where="m.event_date IS NOT NULL",
+        types=False,
+        tail=" LIMIT 1",
     ).first()
     if row is None or float(row[2]) < min_similarity:
         return None
     return row[0], row[1]
-
-
-def _aware(value: datetime) -> datetime:
-    """Naive datetimes are taken as UTC, the convention of the ingest validator."""
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 # --- units, chunks, entities, bank ----------------------------------------------------------

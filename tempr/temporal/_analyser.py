@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
 
+from tempr.core.timeutil import as_utc
 from tempr.core.types import TemporalAnalysis, TimeWindow
 from tempr.temporal import (
     _fallback,
@@ -19,7 +20,6 @@ from tempr.temporal import (
     _rules_relative,
 )
 from tempr.temporal._anchors import find_anchors
-from tempr.temporal._calendar import as_utc
 from tempr.temporal._combine import apply_modifiers, apply_open_sides, merge_ranges, merge_year_first
 from tempr.temporal._engine import Atom, Ctx, Rule, run_rules
 from tempr.temporal._lexicon import DECADE_WORDS, MONTH_CUES, SEASON_CUES, UNIT_CUES, WEEKDAY_CUES

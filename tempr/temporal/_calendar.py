@@ -27,13 +27,6 @@ _SEASON_START = {
 Resolver = Callable[[int], TimeWindow | None]
 
 
-def as_utc(dt: datetime) -> datetime:
-    """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
-    if dt.tzinfo is None:
-        return dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
-
-
 def midnight(d: date) -> datetime:
     return datetime(d.year, d.month, d.day, tzinfo=UTC)
 
@@ -185,11 +178,11 @@ def thirds(w: TimeWindow, part: str) -> TimeWindow:
         last = w.end.date().day
         lo, hi = [(1, 10), (11, 20), (21, last)][index]
         return days(w.start.date().replace(day=lo), w.start.date().replace(day=hi))
-    first, last = w.start.date(), w.end.date()
-    total = (last - first).days + 1
-    lo = first + timedelta(days=total * index // 3)
-    hi = first + timedelta(days=total * (index + 1) // 3 - 1)
-    return days(lo, max(lo, hi))
+    first, final = w.start.date(), w.end.date()
+    total = (final - first).days + 1
+    begin = first + timedelta(days=total * index // 3)
+    end = first + timedelta(days=total * (index + 1) // 3 - 1)
+    return days(begin, max(begin, end))
 
 
 def halves(w: TimeWindow, which: int) -> TimeWindow:

@@ -52,11 +52,11 @@ def _candidate(folded: str, ctx: Ctx, tokens: set[str]) -> tuple[str, str] | Non
             if lang in ctx.langs:
                 return lang, m.group(1)
     if "#cjk" in tokens:
-        m = _CJK.search(folded)
-        if m:
-            lang = "ja" if "曜" in m.group() else "zh"
+        cjk = _CJK.search(folded)
+        if cjk:
+            lang = "ja" if "曜" in cjk.group() else "zh"
             if lang in ctx.langs:
-                return lang, m.group()
+                return lang, cjk.group()
     return None
 
 

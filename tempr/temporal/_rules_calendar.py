@@ -187,6 +187,7 @@ def ordinal_quarter(m: re.Match[str], ctx: Ctx) -> Atom | None:
 )
 def half_h(m: re.Match[str], ctx: Ctx) -> Atom | None:
     h = int(m["h"])
+    y: int | None
     if m["y2"]:
         y = int(m["y2"]) if len(m["y2"]) == 4 else ctx.two_digit_year(m["y2"])
     else:

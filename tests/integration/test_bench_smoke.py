@@ -6,13 +6,11 @@ the session's Celery worker (the chord), and renders the report. Writes no file.
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ lives in the checkout, not installed
 from bench import locomo, quality
 
 pytestmark = pytest.mark.integration

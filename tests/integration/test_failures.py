@@ -23,7 +23,7 @@ from tempr.client import recall_async
 from tempr.core.types import Strategy
 from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallRequest
-from tempr.recall.pipeline import complete
+from tempr.recall.pipeline import fuse_rerank_finish
 from tempr.recall.plan import analyse
 from tempr.recall.strategies import degraded, run_strategy
 from workers.app import make_app
@@ -68,7 +68,7 @@ def test_failed_and_timed_out_strategies_degrade_the_answer(
         degraded(s, "down") if s in (Strategy.SEMANTIC, Strategy.GRAPH) else run_strategy(s, plan, ctx)
         for s in Strategy
     ]
-    expected = complete(plan, results, ctx, {})
+    expected = fuse_rerank_finish(plan, results, ctx, {})
     assert [(r.id, r.scores) for r in got.results] == [(r.id, r.scores) for r in expected.results]
 
     again = recall_async(bank, request, app=faulty.app).get(timeout=60)

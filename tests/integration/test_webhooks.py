@@ -15,8 +15,8 @@ from helpers import ExtraWorker, Receiver, extra_worker, redis_db_url, sample_ba
 
 from config.errors import RecallTimeout, ValidationError
 from tempr.client import get_job, recall_async
+from tempr.jobs.webhooks import ATTEMPT_HEADER, JOB_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from tempr.services.process import free_port
-from tempr.webhooks import ATTEMPT_HEADER, JOB_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 
 pytestmark = pytest.mark.integration
 SECRET = "test-webhook-secret"

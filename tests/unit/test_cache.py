@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from config.settings import Settings
-from tempr.cache import RecallCache, cache_key, cache_redis, request_digest
-from tempr.jobs import JobStore
+from tempr.jobs.cache import RecallCache, cache_key, request_digest
+from tempr.jobs.records import JobStore
+from tempr.jobs.redis_client import cache_redis
 from tempr.recall.models import RecallRequest
 from tempr.services.process import free_port
 
@@ -105,7 +106,7 @@ def test_unreachable_redis_is_a_fast_miss_not_an_error(caplog: pytest.LogCapture
     jobs.create("j", bank_id="b", deadline=0.0)
     assert jobs.get("j") is None
     assert jobs.claim_idempotency("b", "key", "j", "h") is None
-    assert jobs.finish("j", result={}) is True  # unknown outcome: the caller should still notify
+    assert jobs.record_outcome("j", result={}) is True  # unknown outcome: the caller should still notify
     assert jobs.get("j") is None
 
 

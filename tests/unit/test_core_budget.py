@@ -7,9 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tempr.core.budget import (
-    HNSW_EF_SEARCH_MAX,
     LEVELS,
-    ef_search_for,
+    multi_hop_depth,
     packing_pool_size,
     recall_budget,
 )
@@ -90,16 +89,14 @@ def test_bad_arguments_raise(kwargs: dict[str, object]) -> None:
         recall_budget(**kwargs)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("budget", "expected"), [(0, 1), (-5, 1), (1, 1), (300, 300), (1000, 1000), (2000, 1000)])
-def test_ef_search_examples(budget: int, expected: int) -> None:
-    assert ef_search_for(budget) == expected
+@pytest.mark.parametrize(("level", "depth"), [("low", 1), ("mid", 2), ("high", 3)])
+def test_multi_hop_depth(level: str, depth: int) -> None:
+    assert multi_hop_depth(level) == depth
 
 
-@given(budget=st.integers(min_value=-(10**6), max_value=10**6))
-def test_ef_search_covers_limit_up_to_pgvector_max(budget: int) -> None:
-    ef = ef_search_for(budget)
-    assert 1 <= ef <= HNSW_EF_SEARCH_MAX
-    assert ef >= min(budget, HNSW_EF_SEARCH_MAX)
+def test_multi_hop_depth_rejects_unknown_level() -> None:
+    with pytest.raises(ValueError, match="medium"):
+        multi_hop_depth("medium")
 
 
 def test_packing_pool_is_twice_the_budget() -> None:

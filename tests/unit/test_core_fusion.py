@@ -159,7 +159,7 @@ def test_boost_only_promotes_the_boosted_strategy(
     assert arm_count(boosted_list) >= arm_count(plain)
 
 
-@pytest.mark.parametrize(("level", "divisor"), [("low", 1.5), ("medium", 3.0), ("high", 6.0)])
+@pytest.mark.parametrize(("level", "divisor"), [("low", 1.5), ("mid", 3.0), ("medium", 3.0), ("high", 6.0)])
 def test_boost_divides_rank_before_the_contribution(level: str, divisor: float) -> None:
     ids = [f"g{i}" for i in range(1, 31)]
     g30 = next(c for c in rrf_fuse([result("graph", ids)], boosts={"graph": level}) if c.id == "g30")
@@ -230,8 +230,8 @@ def test_cut_keeps_the_top_n(ids: list[int], n: int) -> None:
     ("spec", "expected"),
     [
         ("graph:high,semantic:low", {"graph": "high", "semantic": "low"}),  # seed example
-        (" Graph : HIGH , ,bm25:medium,", {"graph": "high", "keyword": "medium"}),  # bm25 alias
-        ("temporal", {"temporal": "medium"}),  # missing level
+        (" Graph : HIGH , ,bm25:medium,", {"graph": "high", "keyword": "mid"}),  # bm25 and medium aliases
+        ("temporal", {"temporal": "mid"}),  # missing level
         ("", {}),
         (" , ", {}),
     ],

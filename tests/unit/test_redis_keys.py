@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tempr.redis_keys import idempotency_key, recall_cache_key, redis_key
+from tempr.jobs.keys import idempotency_key, recall_cache_key, redis_key
 
 parts = st.text(alphabet=st.sampled_from("ab:%3A_-."), max_size=8)
 

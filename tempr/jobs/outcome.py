@@ -1,0 +1,91 @@
+"""How a recall job ends, exactly once: ``succeed_job`` (an answer) or ``fail_job`` (an error).
+
+The job record is written, the answer cached, the webhook dispatched and the outcome observed
+(metrics) here, so no task repeats that logic. The Celery app and the metrics are passed in
+(``JobEnds``): this package imports neither ``workers`` nor ``tasks``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from config.errors import RecallTimeout
+from tempr.core.timeutil import ms
+from tempr.jobs.cache import RecallCache
+from tempr.jobs.envelope import JobEnvelope
+from tempr.jobs.records import JobStore, error_dict
+from tempr.recall.models import RecallResponse
+
+
+class OutcomeObserver(Protocol):
+    """Counts outcomes (the workers pass their Prometheus metrics)."""
+
+    def succeeded(self, response: RecallResponse, *, cached: bool) -> None: ...
+
+    def failed(self, exc: BaseException) -> None: ...
+
+
+class _Quiet:
+    def succeeded(self, response: RecallResponse, *, cached: bool) -> None:
+        return None
+
+    def failed(self, exc: BaseException) -> None:
+        return None
+
+
+class Sender(Protocol):
+    """The part of a Celery app ending a job needs."""
+
+    def send_task(self, name: str, args: Any = None, **options: Any) -> Any: ...
+
+
+@dataclass
+class JobEnds:
+    store: JobStore
+    cache: RecallCache
+    app: Any  # a Celery app: send_task, and backend.mark_as_failure for steps not run under the job id
+    observer: OutcomeObserver = _Quiet()  # noqa: RUF009 - stateless default
+
+    def dispatch_webhook(self, env: JobEnvelope, payload: dict[str, Any]) -> None:
+        self.app.send_task("tempr.webhooks.deliver", args=[env.job_id, env.callback_url, payload])
+
+
+def check_deadline(env: JobEnvelope, step: str) -> None:
+    over = time.time() - env.deadline
+    if over > 0:
+        raise RecallTimeout(f"recall {env.job_id} passed its deadline before {step} ({ms(over):.0f} ms over)")
+
+
+def succeed_job(ends: JobEnds, env: JobEnvelope, response: RecallResponse, *, cached: bool = False) -> dict[str, Any]:
+    """Refuse a late answer; else stamp, cache, record, notify; return the response as JSON."""
+    check_deadline(env, "returning the result")
+    response.cache = "hit" if cached else "miss"
+    response.timings_ms["total"] = ms(time.time() - env.enqueued_at)
+    out = response.model_dump(mode="json")
+    if not cached and not response.degraded:  # a degraded answer is not worth pinning for the TTL
+        ends.cache.set(env.cache_key, out)
+    ends.observer.succeeded(response, cached=cached)
+    if ends.store.record_outcome(env.job_id, result=out) and env.callback_url:
+        ends.dispatch_webhook(
+            env, {"job_id": env.job_id, "bank_id": env.bank_id, "status": "succeeded", "result": out, "error": None}
+        )
+    return out
+
+
+def fail_job(ends: JobEnds, env: JobEnvelope, exc: BaseException, *, store_under_job_id: bool = False) -> None:
+    """End the job with an error (idempotent: only the first outcome is recorded and sent).
+
+    ``store_under_job_id``: for a step whose task id is not the job id, the failure is also stored
+    under the job id, so a caller waiting on ``AsyncResult(job_id)`` wakes with the real error."""
+    error = error_dict(exc)
+    if store_under_job_id:
+        ends.app.backend.mark_as_failure(env.job_id, exc)
+    if not ends.store.record_outcome(env.job_id, error=error):
+        return  # another outcome was recorded (and sent) first
+    ends.observer.failed(exc)
+    if env.callback_url:
+        ends.dispatch_webhook(
+            env, {"job_id": env.job_id, "bank_id": env.bank_id, "status": "failed", "result": None, "error": error}
+        )
