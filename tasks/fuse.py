@@ -43,14 +43,14 @@ def ordered_reports(reports: list[StrategyReport]) -> list[StrategyReport]:
     ]
 
 
-def strategy_timings(reports: list[StrategyReport], dispatched_at: float) -> tuple[dict[str, float], float]:
+def strategy_timings(reports: list[StrategyReport], sent_at: float) -> tuple[dict[str, float], float]:
     """Each strategy's queue wait and run time, the header's span, and when its last report came."""
     out: dict[str, float] = {}
     for r in reports:
         out[f"queue.strategy.{r.strategy.value}"] = r.queue_ms
         out[f"strategy.{r.strategy.value}"] = r.elapsed_ms
-    last = max((r.finished_at for r in reports), default=dispatched_at)
-    out["strategies"] = ms(last - dispatched_at)
+    last = max((r.finished_at for r in reports), default=sent_at)
+    out["strategies"] = ms(last - sent_at)
     return out, last
 
 
@@ -65,7 +65,7 @@ def collect(self: RecallStep, results: list[dict[str, Any]], state: dict[str, An
     began = time.time()
     msg = FuseState.receive(state)
     received = [StrategyReport.receive(r) for r in results if isinstance(r, dict)]
-    spans, last_finished_at = strategy_timings(received, msg.dispatched_at)
+    spans, last_finished_at = strategy_timings(received, msg.sent_at)
     timings = {**msg.timings, **spans, "queue.fuse": ms(began - last_finished_at)}
     check_deadline(msg.env, "fusion")
     reports = ordered_reports(received)

@@ -86,12 +86,14 @@ class Step(Message):
     env: JobEnvelope
     plan: QueryPlan
     timings: dict[str, float] = Field(default_factory=dict)
+    sent_at: float
+    """When this message was sent (unix seconds): the next step's queue wait starts here."""
 
 
 class FuseState(Step):
-    """start → ``tempr.fuse.collect`` (the chord's body): the plan without its embedding."""
+    """start → ``tempr.fuse.collect`` (the chord's body): the plan without its embedding.
 
-    dispatched_at: float
+    ``sent_at`` is when the chord was sent: the strategies' span is measured from it."""
 
 
 class RerankState(Step):
@@ -100,7 +102,6 @@ class RerankState(Step):
     ``strategies`` carry their hits only when the request asked for a trace: after fusion the
     answer needs a strategy's hits for nothing else (``degraded`` reads only ``error``)."""
 
-    sent_at: float
     candidates: list[FusedCandidate]
     strategies: list[StrategyReport]
 

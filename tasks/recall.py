@@ -111,5 +111,5 @@ def build_chord(env: JobEnvelope, plan: QueryPlan, timings: dict[str, float]) ->
         for s in ALL_STRATEGIES
     )
     body_plan = plan.model_copy(update={"embedding": []})  # the strategies needed it; nothing after them does
-    state = FuseState(env=env, plan=body_plan, timings=timings, dispatched_at=now)
+    state = FuseState(env=env, plan=body_plan, timings=timings, sent_at=now)
     return chord(header, app.signature("tempr.fuse.collect", args=(state.send(),)))

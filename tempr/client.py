@@ -61,7 +61,10 @@ def _defaults(
     return app, store, s
 
 
-def request_hash(bank_id: str, request: RecallRequest) -> str:
+def job_request_hash(bank_id: str, request: RecallRequest) -> str:
+    """The ``request_hash`` of a job record: an Idempotency-Key is honoured only for the same hash.
+
+    Unlike the cache key's ``request_hash`` it covers the bank and the callback URL too."""
     body = json.dumps(
         {"bank_id": bank_id, **request.cache_fields(), "callback_url": request.callback_url},
         sort_keys=True,
@@ -134,7 +137,7 @@ def recall_async(
     now = time.time()
     deadline = now + (req.timeout_s or s.recall_timeout_s)
     job_id = str(uuid.uuid4())
-    digest = request_hash(bank_id, req)
+    digest = job_request_hash(bank_id, req)
     if key:
         earlier = store.claim_idempotency(bank_id, key, job_id, digest)
         if earlier:

@@ -29,7 +29,8 @@ from tempr.recall.models import RecallRequest
 log = logging.getLogger(__name__)
 
 
-def request_digest(request: RecallRequest) -> str:
+def request_hash(request: RecallRequest) -> str:
+    """sha256 of the normalised request (``RecallRequest.cache_fields``): the request part of a cache key."""
     payload = json.dumps(request.cache_fields(), sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -40,7 +41,7 @@ def settings_fingerprint(settings: Settings) -> str:
 
 
 def cache_key(bank_id: str, version: int, request: RecallRequest, settings: Settings) -> str:
-    return recall_cache_key(bank_id, version, settings_fingerprint(settings), request_digest(request))
+    return recall_cache_key(bank_id, version, settings_fingerprint(settings), request_hash(request))
 
 
 class RecallCache:

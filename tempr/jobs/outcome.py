@@ -8,7 +8,7 @@ The job record is written, the answer cached, the webhook dispatched and the out
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from config.errors import RecallTimeout
@@ -35,8 +35,14 @@ class _Quiet:
         return None
 
 
+class Backend(Protocol):
+    def mark_as_failure(self, task_id: str, exc: BaseException) -> Any: ...
+
+
 class Sender(Protocol):
     """The part of a Celery app ending a job needs."""
+
+    backend: Backend
 
     def send_task(self, name: str, args: Any = None, **options: Any) -> Any: ...
 
@@ -45,8 +51,8 @@ class Sender(Protocol):
 class JobEnds:
     store: JobStore
     cache: RecallCache
-    app: Any  # a Celery app: send_task, and backend.mark_as_failure for steps not run under the job id
-    observer: OutcomeObserver = _Quiet()  # noqa: RUF009 - stateless default
+    app: Sender  # a Celery app: send_task, and backend.mark_as_failure for steps not run under the job id
+    observer: OutcomeObserver = field(default_factory=_Quiet)
 
     def dispatch_webhook(self, env: JobEnvelope, payload: dict[str, Any]) -> None:
         self.app.send_task("tempr.webhooks.deliver", args=[env.job_id, env.callback_url, payload])

@@ -1,8 +1,10 @@
-"""Stages 3-5 of recall: fuse, rerank, then boost, pack and answer.
+"""Stages 3 and 4 of recall: ``fuse`` (RRF of the strategies' lists, cut to the reranker's
+candidate cap) and ``rerank`` (a cross-encoder score per candidate, or the RRF-derived fallback).
 
-``fuse`` and ``rerank`` are what the chord's callback and the rerank queue
-run; ``finish`` turns scored candidates into the response. The maths lives
-in ``tempr.core``; this module only feeds it data from the store.
+``fuse`` runs in the chord's callback (``tempr.fuse.collect``), ``rerank`` on the rerank queue
+(``tempr.rerank.score``) or, with no model, right after fusion. Stage 5 (boosts, packing, the
+response) is ``tempr.recall.finish``; ``boost_divisors`` and ``occurrence`` here are what it
+reads. The maths lives in ``tempr.core``; this module only feeds it data from the store.
 """
 
 from __future__ import annotations

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from tempr.temporal._text import EN_NUMBERS
 
 
-def alt(words: object) -> str:
+def alt(words: Iterable[object]) -> str:
     """A regex alternation, longest first, spaces matching any whitespace."""
-    items = sorted({str(w) for w in words}, key=len, reverse=True)  # type: ignore[attr-defined]
+    items = sorted({str(w) for w in words}, key=len, reverse=True)
     return "(?:" + "|".join(w.replace(".", r"\.").replace(" ", r"\s+") for w in items) + ")"
 
 

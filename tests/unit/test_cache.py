@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from config.settings import Settings
-from tempr.jobs.cache import RecallCache, cache_key, request_digest
+from tempr.jobs.cache import RecallCache, cache_key, request_hash
 from tempr.jobs.records import JobStore
 from tempr.jobs.redis_client import cache_redis
 from tempr.recall.models import RecallRequest
@@ -43,7 +43,7 @@ def test_key_ignores_envelope_fields_and_list_order() -> None:
         idempotency_key="k1",
         timeout_s=3,
     )
-    assert request_digest(a) == request_digest(b)
+    assert request_hash(a) == request_hash(b)
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_key_ignores_envelope_fields_and_list_order() -> None:
 )
 def test_key_changes_with_anything_that_shapes_the_answer(change: dict[str, Any]) -> None:
     base = {"query": "Where does Alice work?"}
-    assert request_digest(RecallRequest(**base)) != request_digest(RecallRequest(**{**base, **change}))
+    assert request_hash(RecallRequest(**base)) != request_hash(RecallRequest(**{**base, **change}))
 
 
 def test_key_holds_bank_version_and_settings() -> None:

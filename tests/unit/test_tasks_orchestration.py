@@ -79,7 +79,7 @@ def test_collect_without_a_model_answers_at_once(ends: JobEnds, monkeypatch: pyt
 
     monkeypatch.setattr(fuse, "fuse_rerank_finish", answer)
     monkeypatch.setattr(get_resources().settings, "reranker_model", None)
-    state = FuseState(env=_env(), plan=_plan(), timings={"queue.start": 1.0}, dispatched_at=time.time() - 0.2)
+    state = FuseState(env=_env(), plan=_plan(), timings={"queue.start": 1.0}, sent_at=time.time() - 0.2)
     reports = _reports()
     out = fuse.collect(list(reversed(reports[1:])), state.send())  # out of order, one missing
     assert [r.strategy for r in seen["results"]] == list(ALL_STRATEGIES)
@@ -96,7 +96,7 @@ def test_collect_with_a_model_hands_typed_candidates_to_rerank(ends: JobEnds, mo
     captured: list[Any] = []
     monkeypatch.setattr(get_resources().settings, "reranker_model", "fake")
     monkeypatch.setattr(fuse.collect, "replace", lambda sig: captured.append(sig) or Ignore())
-    state = FuseState(env=_env(), plan=_plan(), timings={}, dispatched_at=time.time())
+    state = FuseState(env=_env(), plan=_plan(), timings={}, sent_at=time.time())
     with pytest.raises(Ignore):
         fuse.collect(_reports(), state.send())
     first = captured[0].tasks[0]
@@ -106,7 +106,7 @@ def test_collect_with_a_model_hands_typed_candidates_to_rerank(ends: JobEnds, mo
     assert all(r.hits == [] for r in msg.strategies), "no trace asked: hits do not travel on"
     assert "fuse" in msg.timings and ends.store.outcomes == {}  # type: ignore[attr-defined]
 
-    traced = FuseState(env=_env(), plan=_plan(trace=True), timings={}, dispatched_at=time.time())
+    traced = FuseState(env=_env(), plan=_plan(trace=True), timings={}, sent_at=time.time())
     with pytest.raises(Ignore):
         fuse.collect(_reports(), traced.send())
     assert all(r.hits for r in RerankState.receive(captured[1].tasks[0].args[0]).strategies)
