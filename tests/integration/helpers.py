@@ -36,7 +36,7 @@ def sample_bank(resources: Any, sample_facts: Path) -> str:
         from tempr.ingest.facts import parse_jsonl
         from tempr.ingest.pipeline import IngestDeps, ingest_facts
 
-        bank = f"t-sample-{os.getpid()}-{int(time.time())}"
+        bank = "sample"  # fixed: memory ids derive from the bank id, and RRF ties are broken by id
         facts = list(parse_jsonl(sample_facts.read_text().splitlines()))
         ingest_facts(
             bank, facts, IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings)
