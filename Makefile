@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksu
 export HF_HUB_OFFLINE := 1
 export XDG_RUNTIME_DIR ?= /tmp
 
-.PHONY: install demo test lint unit bench services-down clean
+.PHONY: install demo test lint unit bench faults services-down clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -36,6 +36,10 @@ unit: install
 bench: install
 	$(TEMPR) services up
 	$(TEMPR) bench all
+
+# The fault matrix against a private real stack (bounded: 30 min); its table goes to RELIABILITY.md.
+faults: install
+	timeout 1800 $(PY) -m bench.faults
 
 services-down:
 	$(TEMPR) services down

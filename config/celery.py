@@ -30,11 +30,62 @@ ROUTES = {
 }
 
 
+def visibility_timeout_s(settings: Settings) -> float:
+    """Redis broker: a message a dead worker never acked comes back after this long.
+
+    It must outlast the longest task (an ingest may run up to ``task_time_limit``), or a task still
+    running would be handed to a second worker. Recall messages that come back after it are past
+    their deadline and are dropped (``tempr_stale_messages_total``)."""
+    if settings.broker_visibility_timeout_s:
+        return float(settings.broker_visibility_timeout_s)
+    return task_time_limit_s(settings) + 60.0
+
+
+def task_time_limit_s(settings: Settings) -> float:
+    return max(settings.recall_timeout_s * 4, 600)
+
+
+def _connection_options(settings: Settings) -> dict[str, Any]:
+    """Bounded waits on an unreachable broker or result store, so an outage is a fast error.
+
+    Celery's defaults retry a failed publish with growing sleeps and retry a lost result-store
+    connection 20 times, one second apart: the gateway answered 500 after ~19 s ("Retry limit
+    exceeded ... must be restarted"). Here enqueueing gives up within a few seconds (the gateway
+    answers 503 with Retry-After) and workers retry the broker forever, every second or two, so
+    they resume within seconds when it returns."""
+    timeout = settings.broker_connect_timeout_s
+    quick = {"max_retries": settings.broker_publish_retries, "interval_start": 0, "interval_step": 0.2}
+    return {
+        "broker_connection_timeout": timeout,
+        "broker_connection_max_retries": None,  # workers: never give up on the broker
+        "broker_pool_limit": 10,
+        "task_publish_retry_policy": {**quick, "interval_max": 0.5},
+        "redis_socket_connect_timeout": timeout,
+        "redis_socket_timeout": max(timeout * 5, 10.0),
+        "redis_retry_on_timeout": False,
+        "redis_backend_health_check_interval": 10,
+        "result_backend_transport_options": {"retry_policy": {**quick, "interval_max": 0.5}},
+    }
+
+
+def _transport_options(settings: Settings, broker_url: str | None) -> dict[str, Any]:
+    options: dict[str, Any] = {"visibility_timeout": visibility_timeout_s(settings)}
+    if (broker_url or "").startswith(("redis://", "rediss://")):
+        options.update(
+            socket_connect_timeout=settings.broker_connect_timeout_s,
+            socket_timeout=max(settings.broker_connect_timeout_s * 5, 10.0),
+            health_check_interval=10,
+        )
+    return options
+
+
 def celery_config(settings: Settings, broker_url: str | None, result_backend: str | None) -> dict[str, Any]:
     """Fleet defaults: late acks (a lost worker's task is redelivered), prefetch 1 (a slow task
     never holds others hostage; a threads-pool rerank worker still reserves `concurrency` tasks,
-    which is what lets its batcher merge them), time limits, task events for Flower."""
+    which is what lets its batcher merge them), time limits, task events for Flower, bounded
+    connection retries, and prefork children recycled past a memory (or task-count) limit."""
     return {
+        **_connection_options(settings),
         "broker_url": broker_url,
         "result_backend": result_backend,
         # One direct exchange per queue: a bare Queue(name) would bind every queue to the default
@@ -50,13 +101,19 @@ def celery_config(settings: Settings, broker_url: str | None, result_backend: st
         "worker_prefetch_multiplier": 1,
         # Per-task limits for strategies are set per message (TEMPR_STRATEGY_TIMEOUT_S, the deadline);
         # these global ones only stop a runaway task.
-        "task_time_limit": max(settings.recall_timeout_s * 4, 600),
+        "task_time_limit": task_time_limit_s(settings),
         "task_soft_time_limit": max(settings.recall_timeout_s * 3, 540),
         # Chord bookkeeping and step results; the job record (tempr.jobs.records) keeps the answer longer.
         "result_expires": settings.celery_result_expires_s,
         "result_extended": False,  # would store every step's args (plans, candidate lists) again
         "broker_connection_retry_on_startup": True,
-        "broker_transport_options": {"visibility_timeout": 3600},
+        "broker_transport_options": _transport_options(settings, broker_url),
+        "worker_consumer": "workers.consumer:QuickReconnectConsumer",
+        # A new prefork child loads the embedder before it reports up (workers/app.py); billiard's
+        # default 4 s would kill it mid-load on a busy host and fork another, forever.
+        "worker_proc_alive_timeout": 180.0,
+        "worker_max_memory_per_child": (settings.worker_max_memory_per_child_mb or 0) * 1024 or None,
+        "worker_max_tasks_per_child": settings.worker_max_tasks_per_child,
         "worker_send_task_events": True,  # Flower
         "task_send_sent_event": True,
         "task_track_started": True,

@@ -6,12 +6,15 @@ TemprError
 │   └── ConfigError              a TEMPR_* setting that cannot be used; names the variable
 ├── NotFound                 an unknown bank or job
 ├── ServiceError             a service tempr manages could not be started or reached
+│   └── ServiceUnavailable       down right now: retry shortly (HTTP 503 + Retry-After)
 └── RecallError              a recall could not be answered
     ├── AllStrategiesFailed      every strategy degraded: nothing to fuse
     └── RecallTimeout            the request's deadline passed
 """
 
 from __future__ import annotations
+
+import re
 
 
 class TemprError(Exception):
@@ -79,3 +82,46 @@ class RecallTimeout(RecallError):
 # ask again than to retry step by step; a worker lost mid-task is covered by late acks (the broker
 # redelivers the message). The one retry loop is webhook delivery (tasks/webhooks.py): connection
 # errors, timeouts, 5xx, 408 and 429 are retried with backoff, other answers are final.
+_OUTAGE_TYPES = {
+    "sqlalchemy.exc.OperationalError": "the database is unavailable",
+    "sqlalchemy.exc.InterfaceError": "the database is unavailable",
+    "sqlalchemy.exc.DisconnectionError": "the database is unavailable",
+    "psycopg.OperationalError": "the database is unavailable",
+    "psycopg.errors.OperationalError": "the database is unavailable",
+    "redis.exceptions.ConnectionError": "Redis is unavailable",
+    "redis.exceptions.TimeoutError": "Redis is unavailable",
+    "redis.exceptions.BusyLoadingError": "Redis is unavailable",
+    "kombu.exceptions.OperationalError": "the broker is unavailable",
+    "amqp.exceptions.ConnectionError": "the broker is unavailable",
+}
+_ADDRESS = re.compile(r"(\[[0-9a-fA-F:]+\]|\b\d{1,3}(?:\.\d{1,3}){3}\b|\blocalhost\b)(:\d+)?|\bport \d+|\bhost=\S+")
+
+
+def outage_message(exc: BaseException) -> str | None:
+    """What a service outage behind ``exc`` is called in public, or None if it is not one.
+
+    Checked through the exception's class hierarchy by qualified name, so this module imports
+    none of the drivers. Celery's "Retry limit exceeded ... result store" RuntimeError counts too."""
+    for cls in type(exc).__mro__:
+        found = _OUTAGE_TYPES.get(f"{cls.__module__}.{cls.__qualname__}")
+        if found:
+            return found
+    if isinstance(exc, RuntimeError) and "Retry limit exceeded" in str(exc):
+        return "the result store (Redis) is unavailable"
+    if isinstance(exc, ConnectionError):  # not TimeoutError: a socket timeout is also how waiting ends
+        return "a service is unavailable"
+    return None
+
+
+def public_text(exc: BaseException) -> str:
+    """The message of ``exc`` safe to show a caller: outages named generically, no host or port."""
+    return outage_message(exc) or _ADDRESS.sub("<address>", str(exc)) or type(exc).__name__
+
+
+def public_message(exc: BaseException) -> str:
+    """``Type: message`` with the message from ``public_text``."""
+    return f"{type(exc).__name__}: {public_text(exc)}"
+
+
+class ServiceUnavailable(ServiceError):
+    """A service (database, Redis, broker) is down right now: try again shortly (HTTP 503)."""

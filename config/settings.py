@@ -117,8 +117,10 @@ class Settings(BaseSettings):
     """Recall cache entries live this long; bank writes invalidate them sooner (the key holds the bank version)."""
     job_result_ttl_s: int = 86400
     """Job records (status, result, webhook deliveries) and idempotency keys live this long."""
-    celery_result_expires_s: int = 3600
-    """Celery's own result keys (the chord's bookkeeping) expire sooner: the job record holds the answer."""
+    celery_result_expires_s: int = 900
+    """Celery's own result keys (the chord's bookkeeping, and a copy of the final answer that wakes
+    waiting callers) expire sooner: the job record keeps the answer. Must outlast the longest
+    deadline (a request's timeout_s is at most 600 s)."""
     webhook_secret: str = "change-me"
     webhook_max_attempts: int = 5
     webhook_backoff_base_s: float = 1.0
@@ -126,8 +128,32 @@ class Settings(BaseSettings):
     webhook_backoff_max_s: float = 300.0
     webhook_timeout_s: float = 5.0
     webhook_allow_link_local: bool = False
-    """Allow callback URLs that resolve to link-local or cloud-metadata addresses (loopback and
-    private ranges are always allowed, so local receivers work)."""
+    """Allow callback URLs that resolve to ANY address, link-local and cloud-metadata included
+    (a test switch; prefer webhook_allow_networks)."""
+    webhook_allow_networks: str = ""
+    """Comma-separated CIDRs that callback URLs may resolve to although they are not public
+    (e.g. "127.0.0.1/32,10.0.0.0/8" for a receiver on this host or network). Empty: only public
+    addresses; loopback, private, shared, link-local and metadata ranges are refused."""
+    api_retry_after_s: int = 5
+    """The Retry-After (seconds) of a 503 answered while Redis, PostgreSQL or the broker is down."""
+    broker_connect_timeout_s: float = 2.0
+    """How long one attempt to reach the broker may take when enqueueing (gateway and workers)."""
+    broker_publish_retries: int = 1
+    """Extra attempts to publish a message before the enqueue fails (a fast 503 at the gateway)."""
+    broker_visibility_timeout_s: float | None = None
+    """Redis broker only: seconds before a message taken by a worker that died without acking is
+    handed to another. None: the longest task time limit + 60 s (a shorter value would redeliver
+    long ingests that are still running). Recall messages redelivered after it are past their
+    deadline and dropped (tempr_stale_messages_total); RabbitMQ redelivers at once when the
+    worker's connection drops (see docs/reliability.md)."""
+    worker_max_memory_per_child_mb: int | None = 1500
+    """A prefork child whose resident memory passes this is replaced after its current task."""
+    worker_max_tasks_per_child: int | None = None
+    """A prefork child is replaced after this many tasks (None: never)."""
+    redis_maxmemory: str = "512mb"
+    """maxmemory of the embedded Redis (external Redis: configure it there, docs/reliability.md)."""
+    redis_maxmemory_policy: str = "volatile-ttl"
+    """Eviction policy of the embedded Redis: only keys with a TTL (cache, results, jobs), never queues."""
     api_host: str = "127.0.0.1"
     api_port: int = 8765
     api_wait_timeout_s: float = 30.0

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from celery import Task
 from celery.exceptions import TaskPredicate
 
+from config.errors import ServiceUnavailable, TemprError, outage_message
 from tasks.messages import RerankState
 from tempr.core.timeutil import ms
 from tempr.jobs.cache import RecallCache
@@ -56,8 +57,26 @@ def enter_step(data: Any, model: type[S], step: str) -> S:
     """Start a chained recall step: read its message, record its queue wait, refuse it past the deadline."""
     state = model.receive(data)
     state.timings[f"queue.{step}"] = ms(time.time() - state.sent_at)
-    check_deadline(state.env, step)
+    drop_if_stale(state.env, step)
     return state
+
+
+def drop_if_stale(env: JobEnvelope, task: str) -> None:
+    """Refuse a message taken from its queue past the job's deadline (e.g. redelivered after a
+    worker died): counted in ``tempr_stale_messages_total{task}`` and dropped unrun."""
+    if time.time() > env.deadline:
+        metrics.STALE_MESSAGES.labels(task).inc()
+    check_deadline(env, task)
+
+
+def as_tempr_error(exc: Exception) -> Exception:
+    """A driver's connection error (PostgreSQL or Redis down) as ``ServiceUnavailable``: callers
+    then get a 503 with Retry-After (a class Celery can rebuild on their side), and the message
+    names the service, not its address."""
+    outage = outage_message(exc)
+    if outage and not isinstance(exc, TemprError):
+        return ServiceUnavailable(f"{outage}; retry shortly")
+    return exc
 
 
 class RecallStep(Task):
@@ -78,9 +97,12 @@ class RecallStep(Task):
         except TaskPredicate:  # replace() / retry(): control flow, not failure
             raise
         except Exception as exc:  # record, notify, then let Celery store the failure as usual
+            error = as_tempr_error(exc)
             env = self.envelope(args, kwargs)
             if env is None:
                 log.warning("recall step %s failed without a job envelope: %s", self.name, exc)
             else:
-                fail_job(job_ends(), env, exc, store_under_job_id=self.request.id != env.job_id)
-            raise
+                fail_job(job_ends(), env, error, store_under_job_id=self.request.id != env.job_id)
+            if error is exc:
+                raise
+            raise error from exc

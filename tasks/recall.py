@@ -18,7 +18,7 @@ from typing import Any
 
 from celery import chord, group
 
-from tasks.common import RecallStep, job_ends, job_store
+from tasks.common import RecallStep, drop_if_stale, job_ends, job_store
 from tasks.messages import FuseState, StrategyCall
 from tempr.bank_ids import check_bank_id
 from tempr.core.timeutil import ms, ms_since
@@ -74,8 +74,12 @@ def start(
     timings = {"queue.start": ms(began - env.enqueued_at)}
     check_bank_id(bank_id)
     if req.callback_url:
-        check_callback_url(req.callback_url, allow_link_local=settings.webhook_allow_link_local)
-    check_deadline(env, "starting")
+        check_callback_url(
+            req.callback_url,
+            allow_link_local=settings.webhook_allow_link_local,
+            allow_networks=settings.webhook_allow_networks,
+        )
+    drop_if_stale(env, "start")
 
     t_cache = time.perf_counter()
     with res.engine.connect() as conn:

@@ -47,6 +47,7 @@ def strategy(call: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         if began > msg.deadline:
+            metrics.STALE_MESSAGES.labels("strategy").inc()
             result = degraded(name, "the recall's deadline passed before this strategy ran")
         else:
             _inject_fault(name, msg.plan.bank_id, get_resources().settings)

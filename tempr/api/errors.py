@@ -4,6 +4,8 @@
 
 Bad input is a 4xx (malformed JSON 400, invalid fields 422, unknown bank/job 404); a recall past
 its deadline is 504 with the job id (poll ``GET /v1/jobs/{job_id}``); fleet trouble is 502/503.
+A service outage (PostgreSQL, Redis or the broker down) is a fast 503 with ``Retry-After`` whose
+message names the service but never its host, port or credentials.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from config.errors import (
     ServiceError,
     TemprError,
     ValidationError,
+    outage_message,
 )
 
 log = logging.getLogger(__name__)
@@ -72,14 +75,28 @@ def _status_for(exc: BaseException) -> int:
     return 500
 
 
-def _tempr(_: Request, exc: Exception) -> JSONResponse:
+def _retry_after(request: Request) -> dict[str, str]:
+    gateway = getattr(request.app.state, "gateway", None)
+    seconds = getattr(getattr(gateway, "settings", None), "api_retry_after_s", 5)
+    return {"Retry-After": str(int(seconds))}
+
+
+def _respond(request: Request, payload: dict[str, Any], status: int) -> JSONResponse:
+    headers = None
+    if status == 503:
+        headers = _retry_after(request)
+        log.warning("503 %s: %s", payload.get("error"), payload.get("message"))
+    return JSONResponse(payload, status_code=status, headers=headers)
+
+
+def _tempr(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, JobError):
         cause = exc.cause
         payload = body(type(cause).__name__, str(cause), None, job_id=exc.job_id, status_url=f"/v1/jobs/{exc.job_id}")
-        return JSONResponse(payload, status_code=_status_for(cause))
+        return _respond(request, payload, _status_for(cause))
     to_dict = getattr(exc, "to_dict", None)
     payload = to_dict() if callable(to_dict) else body(type(exc).__name__, str(exc))
-    return JSONResponse(payload, status_code=_status_for(exc))
+    return _respond(request, payload, _status_for(exc))
 
 
 def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -87,12 +104,16 @@ def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
     return JSONResponse(body(name, str(exc.detail)), status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
 
-def _database(_: Request, exc: OperationalError) -> JSONResponse:
+def _database(request: Request, exc: OperationalError) -> JSONResponse:
     log.warning("database unavailable: %s", exc.orig)
-    return JSONResponse(body("ServiceError", "database unavailable"), status_code=503)
+    return _respond(request, body("ServiceUnavailable", "the database is unavailable"), 503)
 
 
-def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    outage = outage_message(exc)
+    if outage:  # a driver's connection error that no route translated: still a 503, not a 500
+        log.warning("service unavailable: %s: %s", type(exc).__name__, exc)
+        return _respond(request, body("ServiceUnavailable", outage), 503)
     log.exception("unhandled error in the gateway")
     return JSONResponse(body("InternalError", "internal error (see the gateway's log)"), status_code=500)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Header, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from config.errors import RecallError
@@ -30,12 +30,14 @@ IDEMPOTENCY = Header(
 
 @router.post("/v1/default/banks/{bank_id}/memories/recall", response_model=RecallResponse, responses=_ERRORS)
 async def recall(
-    bank_id: str, body: RecallRequest, request: Request, idempotency_key: str | None = IDEMPOTENCY
+    bank_id: str, body: RecallRequest, request: Request, response: Response, idempotency_key: str | None = IDEMPOTENCY
 ) -> RecallResponse:
     """Enqueue the recall and wait for it: up to TEMPR_API_WAIT_TIMEOUT_S or the request's deadline,
-    whichever comes first; then 504 with the job id."""
+    whichever comes first; then 504 with the job id. The answer's ``X-Tempr-Job-Id`` header names
+    the job (its record, webhook deliveries: GET /v1/jobs/{job_id})."""
     gw = gateway(request)
     job = await run_in_threadpool(gw.enqueue, bank_id, body, idempotency_key)
+    response.headers["X-Tempr-Job-Id"] = job.id
     wait = min(gw.settings.api_wait_timeout_s, max(0.0, job.deadline + job.grace_s - time.time()))
     try:
         return await run_in_threadpool(job.get, wait)

@@ -4,7 +4,8 @@ Celery's result backend says whether a task finished; a *job* is what a caller a
 outlives the chord's bookkeeping (``TEMPR_JOB_RESULT_TTL_S``). One hash per job::
 
     tempr:job:<id>              status (queued|running|succeeded|failed), bank_id, created_at,
-                                deadline, callback_url, request_hash, result, error, finished_at
+                                deadline, callback_url, request_hash, result.zlib (the answer,
+                                compressed), error, finished_at
     tempr:deliveries:<id>       list of JSON delivery records (attempt, at, ok, status_code|error)
     tempr:idem:<bank>:<key>     {"job_id", "request_hash"} an Idempotency-Key maps to, set at once
 
@@ -21,10 +22,12 @@ from __future__ import annotations
 import json
 import logging
 import time
+import zlib
 from typing import Any
 
 from redis.exceptions import RedisError
 
+from config.errors import public_text
 from tempr.jobs.keys import deliveries_key, idempotency_key, job_key
 from tempr.jobs.redis_client import Breaker
 
@@ -40,16 +43,33 @@ def error_dict(exc: BaseException) -> dict[str, Any]:
     to_dict = getattr(exc, "to_dict", None)
     if callable(to_dict):
         return dict(to_dict())
-    return {"error": type(exc).__name__, "message": str(exc) or type(exc).__name__, "field": None}
+    return {"error": type(exc).__name__, "message": public_text(exc), "field": None}
 
 
 _key = job_key
 
 
-def _decode(raw: dict[Any, Any]) -> dict[str, str]:
-    return {
-        (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v) for k, v in raw.items()
-    }
+RESULT_FIELD = "result.zlib"
+"""The answer, zlib-compressed JSON: the one copy kept for the job's lifetime (Celery's copy of the
+final step's result expires after TEMPR_CELERY_RESULT_EXPIRES_S), about a quarter of its size."""
+
+
+def pack_result(result: dict[str, Any]) -> bytes:
+    return zlib.compress(json.dumps(result, separators=(",", ":")).encode(), 6)
+
+
+def unpack_result(data: dict[str, Any]) -> Any:
+    if data.get(RESULT_FIELD):
+        return json.loads(zlib.decompress(data[RESULT_FIELD]))
+    return json.loads(data["result"]) if data.get("result") else None  # records written before compression
+
+
+def _decode(raw: dict[Any, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = key.decode() if isinstance(key, bytes) else key
+        out[name] = value if name == RESULT_FIELD or not isinstance(value, bytes) else value.decode()
+    return out
 
 
 class JobStore:
@@ -121,6 +141,17 @@ class JobStore:
 
         return self._safe("idempotency", run)
 
+    def release_idempotency(self, bank_id: str, key: str, job_id: str) -> None:
+        """Drop (bank, key) -> job_id, if it still names ``job_id`` (an enqueue that failed)."""
+
+        def run() -> None:
+            idem = idempotency_key(bank_id, key)
+            found = self.redis.get(idem)
+            if found is not None and json.loads(found).get("job_id") == job_id:
+                self.redis.delete(idem)
+
+        self._safe("release_idempotency", run)
+
     def mark_running(self, job_id: str, **fields: Any) -> None:
         """Called by the start task; creates the record for apps that used send_task directly."""
 
@@ -150,7 +181,7 @@ class JobStore:
                 return False
             mapping = {"status": status, "finished_at": time.time()}
             if result is not None:
-                mapping["result"] = json.dumps(result, separators=(",", ":"))
+                mapping[RESULT_FIELD] = pack_result(result)
             if error is not None:
                 mapping["error"] = json.dumps(error)
             pipe = self.redis.pipeline()
@@ -192,7 +223,7 @@ def _shape(data: dict[str, Any], deliveries: list[dict[str, Any]]) -> dict[str, 
         "job_id": data.get("job_id"),
         "status": data.get("status", QUEUED),
         "bank_id": data.get("bank_id"),
-        "result": json.loads(data["result"]) if data.get("result") else None,
+        "result": unpack_result(data),
         "error": json.loads(data["error"]) if data.get("error") else None,
     }
     for name in ("created_at", "started_at", "finished_at", "deadline"):

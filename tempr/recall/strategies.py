@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from config.errors import public_message
 from tempr.core import rrf_fuse, spread_across_buckets
 from tempr.core.types import Hit, Strategy, StrategyResult
 from tempr.recall.context import RecallContext
@@ -100,5 +101,5 @@ def run_strategy(strategy: Strategy | str, plan: QueryPlan, ctx: RecallContext) 
 
 
 def degraded(strategy: Strategy | str, error: BaseException | str, elapsed_ms: float = 0.0) -> StrategyResult:
-    message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    message = error if isinstance(error, str) else public_message(error)
     return StrategyResult(Strategy(strategy), (), message, round(elapsed_ms, 2), {})

@@ -19,7 +19,7 @@ def embedded_postgres(settings: Settings) -> EmbeddedPostgres:
 
 
 def local_redis(settings: Settings) -> LocalRedis:
-    return LocalRedis(settings.redis_dir)
+    return LocalRedis(settings.redis_dir, maxmemory=settings.redis_maxmemory, policy=settings.redis_maxmemory_policy)
 
 
 def up(settings: Settings) -> Endpoints:
@@ -44,16 +44,55 @@ def down(settings: Settings) -> list[str]:
     return stopped
 
 
+def purge(settings: Settings) -> None:
+    """Stop the embedded services and delete their data (the cluster, wherever it lives)."""
+    import shutil
+
+    if not settings.redis_url:
+        local_redis(settings).down()
+        shutil.rmtree(settings.redis_dir, ignore_errors=True)
+    if not settings.database_url:
+        embedded_postgres(settings).purge()
+
+
+def _redact(url: str | None) -> str | None:
+    """A URL without its password (status output may end up in logs and bug reports)."""
+    if not url or "@" not in url or "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    userinfo, host = rest.rsplit("@", 1)
+    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}" if ":" in userinfo else url
+
+
 def status(settings: Settings) -> dict[str, dict[str, object]]:
+    """What is really there: ``running`` (the recorded pid is alive), ``answering`` (the recorded
+    port accepts connections / PING) and ``healthy`` (both), so a dead server, or one that no longer
+    listens where clients look for it, is reported as such."""
     report: dict[str, dict[str, object]] = {}
     if settings.database_url:
-        report["postgres"] = {"external": True, "url": settings.database_url}
+        report["postgres"] = {"external": True, "url": _redact(settings.database_url)}
     else:
         pg = embedded_postgres(settings).status()
-        report["postgres"] = {"external": False, "running": pg.running, "pid": pg.pid, "url": pg.url}
+        report["postgres"] = {
+            "external": False,
+            "running": pg.running,
+            "answering": pg.answering,
+            "healthy": pg.running and pg.answering,
+            "pid": pg.pid,
+            "port": pg.port,
+            "url": _redact(pg.url),
+        }
     if settings.redis_url:
-        report["redis"] = {"external": True, "url": settings.redis_url}
+        report["redis"] = {"external": True, "url": _redact(settings.redis_url)}
     else:
         rd = local_redis(settings).status()
-        report["redis"] = {"external": False, "running": rd.running, "pid": rd.pid, "url": rd.url}
+        report["redis"] = {
+            "external": False,
+            "running": rd.running,
+            "answering": rd.answering,
+            "healthy": rd.running and rd.answering,
+            "pid": rd.pid,
+            "port": rd.port,
+            "url": rd.url,
+        }
     return report

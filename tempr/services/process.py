@@ -23,12 +23,49 @@ def free_port() -> int:
 
 
 def port_is_free(port: int) -> bool:
+    """True when a server could listen on ``port`` now.
+
+    Binds with SO_REUSEADDR, as Redis and PostgreSQL do: sockets of a stopped server that linger
+    in TIME_WAIT do not make its port look taken (which once moved a restarted Redis to a new
+    port, stranding every client on the old one); a live listener still does."""
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
             return False
         return True
+
+
+def port_answers(port: int, timeout: float = 0.5) -> bool:
+    """True when something accepts TCP connections on 127.0.0.1:``port``."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def stable_port(port_file: Path, what: str) -> int:
+    """The port recorded in ``port_file`` (chosen once, on first start, then kept).
+
+    Clients (the gateway, every worker) hold URLs with this port and reconnect to it when the
+    service returns, so a restart must never move it: if another process holds it, fail loudly
+    rather than pick a new one."""
+    try:
+        port = int(port_file.read_text())
+    except (OSError, ValueError):
+        port = free_port()
+        port_file.parent.mkdir(parents=True, exist_ok=True)
+        port_file.write_text(str(port))
+        return port
+    if not port_is_free(port):
+        raise ServiceError(
+            f"{what}'s port {port} (recorded in {port_file}) is taken by another process; "
+            f"stop that process, or delete {port_file} to let tempr choose a new port "
+            "(running gateways and workers must then be restarted)"
+        )
+    return port
 
 
 def pid_alive(pid: int | None) -> bool:
@@ -45,6 +82,15 @@ def pid_alive(pid: int | None) -> bool:
     except (OSError, IndexError):
         return True
     return state != "Z"
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (Linux /proc), e.g. a prefork worker's pool processes."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
 
 
 def read_pid(pidfile: Path) -> int | None:

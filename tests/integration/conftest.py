@@ -31,7 +31,7 @@ def stack(settings: Settings) -> Iterator[Endpoints]:
     endpoints = manager.up(settings)
     yield endpoints
     DetachedWorkers(settings.state_dir.resolve() / "workers").stop_all()
-    manager.down(settings)
+    manager.purge(settings)  # stops them and deletes the cluster (as root it lives in /var/lib/tempr)
 
 
 @pytest.fixture(scope="session")
@@ -47,13 +47,13 @@ def worker(settings: Settings, stack: Endpoints) -> Iterator[Path]:
 
     workers = DetachedWorkers(settings.state_dir.resolve() / "workers")
     workers.start("test", DEFAULT_QUEUES, concurrency=2)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # the parent loads the embedder before its pool forks
     while time.monotonic() < deadline:
         if app.control.ping(timeout=0.5):
             break
     else:
         log = (workers.root / "test.log").read_text()[-3000:]
-        pytest.fail(f"Celery worker did not answer ping within 60 s:\n{log}")
+        pytest.fail(f"Celery worker did not answer ping within 180 s:\n{log}")
     yield workers.root / "test.log"
 
 

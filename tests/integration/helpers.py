@@ -70,7 +70,7 @@ def extra_worker(
     queues: str = DEFAULT_QUEUES,
     pool: str = "threads",
     concurrency: int = 4,
-    ready_timeout: float = 90.0,
+    ready_timeout: float = 180.0,
 ) -> Iterator[ExtraWorker]:
     from workers.app import make_app
 

@@ -45,5 +45,49 @@ def test_up_twice_is_harmless_and_down_stops_only_its_own(tmp_path: Path) -> Non
         again = _tempr(state, "services", "down")
         assert again.returncode == 0 and "nothing was running" in again.stdout
     finally:
-        _tempr(state, "services", "down")
+        _tempr(state, "services", "down", "--purge")
         bystander.down()
+
+
+def test_restarts_keep_their_ports_status_is_honest_and_postgres_wants_a_password(tmp_path: Path) -> None:
+    import psycopg
+
+    from tempr.services import process
+
+    state = tmp_path / "private-0700"
+    state.mkdir(mode=0o700)  # a parent the PostgreSQL user cannot enter (as root it runs as tempr_pg)
+    state = state / "state"
+    try:
+        assert _tempr(state, "services", "up", "--no-worker").returncode == 0
+        before = _tempr(state, "services", "status")
+        first = json.loads(before.stdout)
+        assert before.returncode == 0 and first["postgres"]["healthy"] and first["redis"]["healthy"]
+
+        password = state / "pg" / "password"
+        assert password.stat().st_mode & 0o777 == 0o600
+        assert ":***@" in first["postgres"]["url"] and password.read_text() not in before.stdout
+        port = first["postgres"]["port"]
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(f"postgresql://postgres@127.0.0.1:{port}/postgres", connect_timeout=5)
+        with psycopg.connect(
+            f"postgresql://postgres:{password.read_text()}@127.0.0.1:{port}/postgres", connect_timeout=5
+        ) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+        if process.running_as_root():  # the cluster lives where tempr_pg can always reach it
+            home = Path((state / "pg" / "home").read_text())
+            assert home.parent == Path("/var/lib/tempr") and home.owner() == process.PG_USER
+
+        os.kill(first["redis"]["pid"], 9)  # Redis dies: status says so and exits 1
+        process.wait_until(lambda: not process.pid_alive(first["redis"]["pid"]), timeout=10, what="redis to die")
+        dead = _tempr(state, "services", "status")
+        assert dead.returncode == 1 and not json.loads(dead.stdout)["redis"]["healthy"]
+
+        assert _tempr(state, "services", "down").returncode == 0  # stops PostgreSQL (clients' sockets close)
+        assert _tempr(state, "services", "up", "--no-worker").returncode == 0
+        after = json.loads(_tempr(state, "services", "status").stdout)
+        assert after["redis"]["healthy"] and after["postgres"]["healthy"]
+        assert (after["redis"]["port"], after["postgres"]["port"]) == (first["redis"]["port"], port)
+    finally:
+        _tempr(state, "services", "down", "--purge")
+    if process.running_as_root():
+        assert not home.exists()

@@ -1,5 +1,8 @@
 """Webhook callbacks: signed delivery to a local receiver, retries with backoff, refusals, error
-payloads and the deadline watchdog. A worker started here has a known secret and a 0.1 s backoff."""
+payloads and the deadline watchdog. A worker started here has a known secret and a 0.1 s backoff.
+
+Loopback is refused by default (SSRF guard), so the receiver's network is allow-listed explicitly:
+in the worker's environment and in the settings this process enqueues with."""
 
 from __future__ import annotations
 
@@ -20,12 +23,18 @@ from tempr.services.process import free_port
 
 pytestmark = pytest.mark.integration
 SECRET = "test-webhook-secret"
+ALLOW = "127.0.0.1/32"
 WHEN = datetime(2024, 6, 1, 12, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
 def hooks(resources: Any, stack: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExtraWorker]:
-    env = {"TEMPR_WEBHOOK_SECRET": SECRET, "TEMPR_WEBHOOK_BACKOFF_BASE_S": "0.1", "TEMPR_WEBHOOK_MAX_ATTEMPTS": "8"}
+    env = {
+        "TEMPR_WEBHOOK_SECRET": SECRET,
+        "TEMPR_WEBHOOK_BACKOFF_BASE_S": "0.1",
+        "TEMPR_WEBHOOK_MAX_ATTEMPTS": "8",
+        "TEMPR_WEBHOOK_ALLOW_NETWORKS": ALLOW,
+    }
     with extra_worker(
         "hooks",
         tmp_path_factory.mktemp("hooks"),
@@ -34,6 +43,12 @@ def hooks(resources: Any, stack: Any, tmp_path_factory: pytest.TempPathFactory) 
         result_backend=resources.endpoints.result_backend,
     ) as worker:
         yield worker
+
+
+@pytest.fixture(scope="module")
+def local(resources: Any) -> Any:
+    """This process's settings with the local receiver's network allow-listed."""
+    return resources.settings.model_copy(update={"webhook_allow_networks": ALLOW})
 
 
 @pytest.fixture()
@@ -53,10 +68,17 @@ def _check_signed(call: dict[str, Any], job_id: str) -> dict[str, Any]:
     return headers
 
 
-def test_result_is_posted_signed(hooks: ExtraWorker, receiver: Receiver, resources: Any, sample_facts: Path) -> None:
+def test_result_is_posted_signed(
+    local: Any, hooks: ExtraWorker, receiver: Receiver, resources: Any, sample_facts: Path
+) -> None:
     bank = sample_bank(resources, sample_facts)
     job = recall_async(
-        bank, app=hooks.app, query="Where does Alice work?", query_timestamp=WHEN, callback_url=receiver.url
+        bank,
+        app=hooks.app,
+        query="Where does Alice work?",
+        query_timestamp=WHEN,
+        callback_url=receiver.url,
+        settings=local,
     )
     answer = job.get(timeout=60)
     call = receiver.wait(30)
@@ -74,11 +96,11 @@ def test_result_is_posted_signed(hooks: ExtraWorker, receiver: Receiver, resourc
 
 
 def test_receiver_down_at_first_is_delivered_after_retries(
-    hooks: ExtraWorker, resources: Any, sample_facts: Path
+    local: Any, hooks: ExtraWorker, resources: Any, sample_facts: Path
 ) -> None:
     bank = sample_bank(resources, sample_facts)
     down = Receiver(free_port())  # nothing listens on this port yet
-    job = recall_async(bank, app=hooks.app, query="Why did Bob leave?", callback_url=down.url)
+    job = recall_async(bank, app=hooks.app, query="Why did Bob leave?", callback_url=down.url, settings=local)
     job.get(timeout=60)
     wait_for(
         lambda: len(job.status().get("webhook", {}).get("deliveries", [])) >= 2, timeout=20, what="two failed attempts"
@@ -99,11 +121,15 @@ def test_receiver_down_at_first_is_delivered_after_retries(
         down.stop()
 
 
-def test_5xx_answers_are_retried(hooks: ExtraWorker, resources: Any, sample_facts: Path) -> None:
+def test_5xx_answers_are_retried(local: Any, hooks: ExtraWorker, resources: Any, sample_facts: Path) -> None:
     flaky = Receiver(free_port(), fail_first=2).start()
     try:
         job = recall_async(
-            sample_bank(resources, sample_facts), app=hooks.app, query="Who is Carol?", callback_url=flaky.url
+            sample_bank(resources, sample_facts),
+            app=hooks.app,
+            query="Who is Carol?",
+            callback_url=flaky.url,
+            settings=local,
         )
         job.get(timeout=60)
         call = flaky.wait(30)
@@ -119,6 +145,8 @@ def test_5xx_answers_are_retried(hooks: ExtraWorker, resources: Any, sample_fact
         "http://metadata.google.internal/computeMetadata/v1/",
         "http://[fe80::1]:8080/hook",
         "http://[::ffff:169.254.169.254]/",
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "http://127.0.0.1:9/hook",  # loopback: refused unless allow-listed
     ],
 )
 def test_forbidden_callback_hosts_are_refused_at_enqueue(hooks: ExtraWorker, url: str) -> None:
@@ -133,10 +161,14 @@ def test_forbidden_host_is_refused_again_at_delivery(hooks: ExtraWorker) -> None
         "tempr.webhooks.deliver", args=[job_id, "http://169.254.169.254/latest", {"job_id": job_id}]
     ).get(timeout=30)
     assert record["delivery"] == "refused" and record["ok"] is False and "metadata" in record["error"]
+    beside = hooks.app.send_task(  # loopback outside the allow-list (127.0.0.1/32)
+        "tempr.webhooks.deliver", args=[job_id, "http://127.0.0.2:9/hook", {"job_id": job_id}]
+    ).get(timeout=30)
+    assert beside["delivery"] == "refused" and "loopback" in beside["error"]
 
 
 def test_timeout_sends_an_error_payload(
-    hooks: ExtraWorker, receiver: Receiver, resources: Any, sample_facts: Path
+    local: Any, hooks: ExtraWorker, receiver: Receiver, resources: Any, sample_facts: Path
 ) -> None:
     job = recall_async(
         sample_bank(resources, sample_facts),
@@ -144,6 +176,7 @@ def test_timeout_sends_an_error_payload(
         query="Where does Alice work?",
         timeout_s=0.001,
         callback_url=receiver.url,
+        settings=local,
     )
     with pytest.raises(RecallTimeout):
         job.get()
