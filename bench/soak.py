@@ -37,7 +37,7 @@ def _key_sizes(client: Any) -> dict[str, int]:
     ):
         conn = client(db)
         for key in conn.scan_iter(match=pattern, count=1000):
-            sizes[label] = int(conn.memory_usage(key) or 0)
+            sizes[label] = int(conn.memory_usage(key, samples=0) or 0)  # every field, not a sample
             break
     return sizes
 
