@@ -146,8 +146,10 @@ class Settings(BaseSettings):
     long ingests that are still running). Recall messages redelivered after it are past their
     deadline and dropped (tempr_stale_messages_total); RabbitMQ redelivers at once when the
     worker's connection drops (see docs/reliability.md)."""
-    worker_max_memory_per_child_mb: int | None = 1500
-    """A prefork child whose resident memory passes this is replaced after its current task."""
+    worker_max_memory_per_child_mb: int | None = 1024
+    """A prefork child whose resident memory passes this is replaced after its current task. A child
+    starts near 520 MB and grows ~0.27 MB per recall (RELIABILITY.md), so this recycles it about
+    every 1,800 recalls; the replacement shares the parent's embedder and is ready at once."""
     worker_max_tasks_per_child: int | None = None
     """A prefork child is replaced after this many tasks (None: never)."""
     redis_maxmemory: str = "512mb"
