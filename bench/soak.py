@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                                 f"Redis used_memory {mem / 1e6:.1f} MB = {per / 1024:.1f} KiB per completed recall"
                             )
 
-        threads = [threading.Thread(target=loop, args=(k,)) for k in range(args.clients)]
+        threads = [threading.Thread(target=loop, args=(k,), daemon=True) for k in range(args.clients)]
         started = time.time()
         for thread in threads:
             thread.start()
