@@ -14,6 +14,12 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# Property tests check behaviour, not speed: on a shared 2-core machine an example can take longer
+# than hypothesis' default 200 ms deadline without anything being wrong.
+hypothesis_settings.register_profile("tempr", deadline=None)
+hypothesis_settings.load_profile("tempr")
 
 _OWN_STATE = not os.environ.get("TEMPR_TEST_STATE_DIR")
 _STATE = os.environ.get("TEMPR_TEST_STATE_DIR") or tempfile.mkdtemp(prefix="tempr-test-")
