@@ -16,6 +16,10 @@ so neither needs a writer.
     tempr_rerank_batch_requests           requests merged into one cross-encoder call
     tempr_webhook_deliveries_total{outcome}  delivered | retry | failed | refused
     tempr_queue_depth{queue}              messages waiting in each broker queue
+    tempr_task_wait_seconds{queue}        publish -> start of every task (countdowns excluded)
+    tempr_task_seconds{queue,task}        run time of every task
+    tempr_task_events_total{queue,task,event}  failure | retry | expired (dropped unrun past its
+                                          deadline) | revoked
 """
 
 from __future__ import annotations
@@ -71,6 +75,16 @@ RERANK_BATCH_REQUESTS = Histogram(
     "tempr_rerank_batch_requests",
     "Rerank requests merged into one model call",
     buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32, 64),
+)
+TASK_WAIT = Histogram(
+    "tempr_task_wait_seconds",
+    "Time from publish to start, per queue (countdowns excluded)",
+    ["queue"],
+    buckets=_LATENCY,
+)
+TASK_SECONDS = Histogram("tempr_task_seconds", "Task run time per queue and task", ["queue", "task"], buckets=_LATENCY)
+TASK_EVENTS = Counter(
+    "tempr_task_events_total", "Task failures, retries and messages dropped as expired", ["queue", "task", "event"]
 )
 WEBHOOKS = Counter("tempr_webhook_deliveries_total", "Webhook delivery attempts by outcome", ["outcome"])
 
