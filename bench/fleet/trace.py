@@ -9,6 +9,7 @@ the gateway's server span, ``run/tempr.recall.start``, four ``run/tempr.retrieve
 from __future__ import annotations
 
 import json
+import statistics
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -90,3 +91,26 @@ def trace_summary(folder: Path, jobs: list[dict[str, Any]]) -> str:
                 f"on hosts {', '.join(hosts)} (from each host's TEMPR_OTEL_SPANS_FILE).\n\n" + hop_table(trace)
             )
     return f"No complete trace found among {len(jobs)} async jobs ({len(spans)} spans); last: {'; '.join(last)}"
+
+
+def _seconds(stamp: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def queue_ms_per_recall(spans: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """Median task run time one recall spends on each queue (sum of its ``run/`` spans there; the
+    median, because a freshly started worker's first task pays for loading its model)."""
+    per_job: dict[tuple[str, str], float] = {}
+    for s in spans:
+        attrs = s.get("attributes") or {}
+        job, queue = attrs.get("tempr.job_id"), attrs.get("tempr.queue")
+        if not s["name"].startswith("run/") or not job or not queue or not s.get("end_time"):
+            continue
+        key = (str(job), str(queue))
+        per_job[key] = per_job.get(key, 0.0) + (_seconds(s["end_time"]) - _seconds(s["start_time"])) * 1000
+    totals: dict[str, list[float]] = {}
+    for (_job, queue), ms in per_job.items():
+        totals.setdefault(queue, []).append(ms)
+    return {queue: statistics.median(v) for queue, v in sorted(totals.items())}
