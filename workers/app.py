@@ -63,9 +63,10 @@ def _consumes_fuse(celery_app: Celery) -> bool:
 
 
 def _warm_embedder() -> None:
-    """Fuse workers embed every query (the start task's analysis): load the model in the
-    background now, so a freshly started or scaled-out pod does not make its first recalls wait
-    for it (the fleet test measured 26 s for that first load on a loaded 2-core machine)."""
+    """Fuse workers embed every query (the start task's analysis): a threads or solo pool loads
+    the model in the background at start, so a freshly started or scaled-out pod does not make its
+    first recalls wait for it (26-61 s in a fleet-test trial on a loaded 2-core machine). Prefork
+    children still load it on their first query."""
     if not _consumes_fuse(app):
         return
 
