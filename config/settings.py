@@ -163,6 +163,15 @@ class Settings(BaseSettings):
     """prometheus_client multi-process files; None: <state_dir>/metrics."""
     worker_metrics_port: int | None = None
     """When set, each worker's main process serves /metrics on this port (hosts without the API)."""
+    otel_enabled: bool = False
+    """Trace every recall with OpenTelemetry (gateway, every task of the chord, the webhook). Off by default."""
+    otel_endpoint: str | None = None
+    """OTLP/HTTP traces endpoint (e.g. http://otel-collector:4318/v1/traces); None: the exporter's
+    default (OTEL_EXPORTER_OTLP_* variables). Used when otel_enabled and no spans file is set."""
+    otel_service_name: str = "tempr"
+    """service.name of the spans; each role appends its own (tempr-gateway, tempr-worker)."""
+    otel_spans_file: Path | None = None
+    """Write spans as JSON lines to this file instead of OTLP (debugging, tests; one file per host)."""
     fault_strategies: str = ""
     """TEST ONLY fault injection read by strategy tasks: "semantic" raises, "graph:slow" sleeps past
     strategy_timeout_s, "*@allfail-" makes every strategy raise for banks named allfail-*. Empty in production."""

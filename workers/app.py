@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_revoked, worker_init, worker_process_init, worker_ready
+from celery.signals import celeryd_after_setup, task_revoked, worker_init, worker_process_init, worker_ready
 
 from config.celery import celery_config, make_celery
+from workers import job_context, telemetry
 from workers.resources import get_resources
 
 TASK_MODULES = ["tasks.ingest", "tasks.recall", "tasks.retrieve", "tasks.fuse", "tasks.rerank", "tasks.webhooks"]
@@ -27,13 +28,17 @@ def make_app(broker_url: str | None = None, result_backend: str | None = None) -
 
     def conf() -> dict[str, Any]:
         res = get_resources()
-        return celery_config(
-            res.settings, broker_url or res.endpoints.broker_url, result_backend or res.endpoints.result_backend
-        )
+        return {
+            **celery_config(
+                res.settings, broker_url or res.endpoints.broker_url, result_backend or res.endpoints.result_backend
+            ),
+            **job_context.LOG_FORMATS,
+        }
 
     return make_celery(conf, TASK_MODULES)
 
 
+job_context.install_log_records()  # every log record gets job_id (the worker's formats print it)
 app = make_app()
 app.set_current()
 
@@ -80,11 +85,19 @@ def _before_fork(sender: Any = None, **_: object) -> None:
         get_resources().embedder  # noqa: B018 - the property loads the weights
 
 
+@celeryd_after_setup.connect
+def _tracing_in_main_process(instance: Any = None, **_: object) -> None:
+    """Threads and solo pools run tasks in this process: trace here (prefork: in each child)."""
+    if "prefork" not in str(getattr(instance, "pool_cls", "prefork")):
+        telemetry.setup_worker(get_resources().settings)
+
+
 @worker_process_init.connect
 def _after_fork(**_: object) -> None:
     from workers import rerank_batcher
 
     get_resources().reset_after_fork()
+    telemetry.setup_worker(get_resources().settings)
     rerank_batcher.reset_after_fork()
     _warm_rerank_model()
     _warm_temporal()

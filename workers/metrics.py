@@ -19,6 +19,10 @@ so neither needs a writer.
     tempr_stale_messages_total{task}      messages taken from a queue past their job's deadline and
                                           dropped unrun (e.g. redelivered after a worker died; the
                                           ones Celery drops by their `expires` count as "expired")
+    tempr_task_wait_seconds{queue}        publish -> start of every task (countdowns excluded)
+    tempr_task_seconds{queue,task}        run time of every task
+    tempr_task_events_total{queue,task,event}  failure | retry | expired (dropped unrun past its
+                                          deadline) | revoked
 """
 
 from __future__ import annotations
@@ -77,6 +81,16 @@ RERANK_BATCH_REQUESTS = Histogram(
 )
 STALE_MESSAGES = Counter(
     "tempr_stale_messages_total", "Messages dropped unrun because their job's deadline had passed", ["task"]
+)
+TASK_WAIT = Histogram(
+    "tempr_task_wait_seconds",
+    "Time from publish to start, per queue (countdowns excluded)",
+    ["queue"],
+    buckets=_LATENCY,
+)
+TASK_SECONDS = Histogram("tempr_task_seconds", "Task run time per queue and task", ["queue", "task"], buckets=_LATENCY)
+TASK_EVENTS = Counter(
+    "tempr_task_events_total", "Task failures, retries and messages dropped as expired", ["queue", "task", "event"]
 )
 WEBHOOKS = Counter("tempr_webhook_deliveries_total", "Webhook delivery attempts by outcome", ["outcome"])
 

@@ -23,7 +23,8 @@ from tempr.api import errors, routes_banks, routes_jobs, routes_recall
 from tempr.api.gateway import Gateway, gateway
 
 
-def create_app(*, celery_app: Celery | None = None, resources: Any = None) -> FastAPI:
+def create_app(*, celery_app: Celery | None = None, resources: Any = None, tracer_provider: Any = None) -> FastAPI:
+    """The gateway. ``tracer_provider``: trace with this one (tests); by default TEMPR_OTEL_* decide."""
     if celery_app is None:
         from workers.app import app as celery_app
     if resources is None:
@@ -55,4 +56,7 @@ def create_app(*, celery_app: Celery | None = None, resources: Any = None) -> Fa
     async def healthz() -> dict[str, bool]:
         return {"ok": True}
 
+    from workers import telemetry
+
+    telemetry.instrument_gateway(app, tracer_provider or telemetry.make_provider(resources.settings, "gateway"))
     return app

@@ -18,11 +18,20 @@ from config.errors import TemprError, ValidationError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tempr.cli import cmd_api, cmd_bench, cmd_demo, cmd_ingest, cmd_recall, cmd_services, cmd_worker
+    from tempr.cli import (
+        cmd_api,
+        cmd_bench,
+        cmd_demo,
+        cmd_flower,
+        cmd_ingest,
+        cmd_recall,
+        cmd_services,
+        cmd_worker,
+    )
 
     parser = argparse.ArgumentParser(prog="tempr", description="TEMPR recall for AI-agent memory")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (cmd_services, cmd_ingest, cmd_recall, cmd_worker, cmd_api, cmd_demo, cmd_bench):
+    for module in (cmd_services, cmd_ingest, cmd_recall, cmd_worker, cmd_api, cmd_flower, cmd_demo, cmd_bench):
         module.add_parser(sub)
     return parser
 

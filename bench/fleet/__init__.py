@@ -1,0 +1,1 @@
+"""The multi-host fleet test (`make fleet-test`): hosts made of network namespaces on one machine."""
