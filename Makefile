@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksu
 export HF_HUB_OFFLINE := 1
 export XDG_RUNTIME_DIR ?= /tmp
 
-.PHONY: install demo test lint unit bench faults services-down clean tools fleet-test
+.PHONY: install demo test lint unit bench faults fuzz services-down clean tools fleet-test
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -18,6 +18,7 @@ install: $(STAMP)
 
 demo: install
 	$(TEMPR) services up
+	$(TEMPR) keys local
 	$(TEMPR) ingest --bank demo tempr/data/sample_bank.jsonl
 	$(TEMPR) demo --bank demo
 
@@ -43,11 +44,18 @@ unit: install
 
 bench: install
 	$(TEMPR) services up
+	$(TEMPR) keys local
 	$(TEMPR) bench all
 
 # The fault matrix against a private real stack (bounded: 30 min); its table goes to RELIABILITY.md.
 faults: install
 	timeout 1800 $(PY) -m bench.faults
+
+# >= 10,000 schemathesis-generated requests against a real gateway + worker (0 responses >= 500),
+# then the idempotency races at 1,000 rounds (0 leaks, 0 cross-tenant answers). Own temp stack.
+fuzz: install
+	TEMPR_FUZZ_EXAMPLES=1050 TEMPR_FUZZ_MIN_REQUESTS=10000 TEMPR_RACE_ROUNDS=1000 \
+	  $(PY) -m pytest -s -q -o timeout=0 tests/integration/test_fuzz_api.py tests/integration/test_idempotency_race.py
 
 services-down:
 	$(TEMPR) services down

@@ -4,7 +4,10 @@ TemprError
 ├── ValidationError          bad input: a 4xx for HTTP, a named line/field for the CLI
 │   ├── IngestValidationError    one JSONL line or array item; carries line and field
 │   └── ConfigError              a TEMPR_* setting that cannot be used; names the variable
-├── NotFound                 an unknown bank or job
+├── AuthError                no API key, or an unknown/revoked one (401)
+│   └── Forbidden                a valid key outside its banks or roles (403)
+├── PayloadTooLarge          a request body over TEMPR_MAX_BODY_BYTES (413)
+├── NotFound                 an unknown bank or job (or another tenant's job)
 ├── ServiceError             a service tempr manages could not be started or reached
 │   └── ServiceUnavailable       down right now: retry shortly (HTTP 503 + Retry-After)
 └── RecallError              a recall could not be answered
@@ -24,10 +27,11 @@ class TemprError(Exception):
 class ValidationError(TemprError):
     """Input that can never succeed as sent. ``field`` names the offending field."""
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
+        self.args = (message, field)  # Celery rebuilds a worker's exception as cls(*args): keep the field
 
     def __str__(self) -> str:
         return f"field '{self.field}': {self.message}" if self.field else self.message
@@ -39,9 +43,10 @@ class ValidationError(TemprError):
 class IngestValidationError(ValidationError):
     """A bad fact. ``line`` is 1-based (JSONL line, or array index + 1 over HTTP)."""
 
-    def __init__(self, message: str, *, line: int, field: str | None = None) -> None:
+    def __init__(self, message: str, line: int = 0, field: str | None = None) -> None:
         super().__init__(message, field=field)
         self.line = line
+        self.args = (message, line, field)
 
     def __str__(self) -> str:
         where = f"line {self.line}" + (f", field '{self.field}'" if self.field else "")
@@ -56,6 +61,21 @@ class ConfigError(ValidationError):
 
     Raised when the settings load (``config.settings.get_settings``), so a typo fails at start-up
     with one line naming the variable, not later as a request's error."""
+
+
+class AuthError(TemprError):
+    """No API key, or one that is malformed, unknown or revoked."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"error": type(self).__name__, "message": str(self), "field": "authorization"}
+
+
+class Forbidden(AuthError):
+    """A valid API key used outside its banks or roles."""
+
+
+class PayloadTooLarge(TemprError):
+    """A request body over the configured limit."""
 
 
 class NotFound(TemprError):

@@ -1,8 +1,11 @@
 """The recall start task (queue ``fuse``): cache lookup, query analysis, then the chord.
 
-``tempr.recall.start(bank_id, request, deadline=None, enqueued_at=None)`` — the task id IS the
-job id. A cache hit returns the answer at once. A miss analyses the query once (embedding, time
-windows, budget) and then *replaces itself* with::
+``tempr.recall.start(bank_id, request, deadline=None, enqueued_at=None, tenant=None, api_key=None)``
+— the task id IS the job id. With authentication on, the caller's ``api_key`` (or the ``tenant`` a
+trusted enqueuer such as the gateway vouches for) must hold the recall role over the bank, else the
+job fails with AuthError/Forbidden before anything is read; the job record carries the tenant.
+A cache hit returns the answer at once. A miss analyses the query once (embedding, time windows,
+budget) and then *replaces itself* with::
 
     chord(group(tempr.retrieve.strategy x 4) on `retrieve`, tempr.fuse.collect on `fuse`)
 
@@ -20,6 +23,7 @@ from celery import chord, group
 
 from tasks.common import RecallStep, drop_if_stale, job_ends, job_store
 from tasks.messages import FuseState, StrategyCall
+from tempr.auth import task_principal
 from tempr.bank_ids import check_bank_id
 from tempr.core.timeutil import ms, ms_since
 from tempr.core.types import ALL_STRATEGIES
@@ -57,6 +61,8 @@ def start(
     request: dict[str, Any],
     deadline: float | None = None,
     enqueued_at: float | None = None,
+    tenant: str | None = None,
+    api_key: str | None = None,
 ) -> dict[str, Any]:
     began = time.time()
     res = get_resources()
@@ -70,9 +76,12 @@ def start(
         enqueued_at=float(enqueued_at or began),
         callback_url=req.callback_url,
     )
-    job_store().mark_running(env.job_id, bank_id=bank_id, deadline=deadline, callback_url=req.callback_url)
-    timings = {"queue.start": ms(began - env.enqueued_at)}
     check_bank_id(bank_id)
+    who = task_principal(res.engine, settings, api_key=api_key, tenant=tenant, role="recall", bank_id=bank_id)
+    job_store().mark_running(
+        env.job_id, bank_id=bank_id, deadline=deadline, callback_url=req.callback_url, tenant=who.tenant or ""
+    )
+    timings = {"queue.start": ms(began - env.enqueued_at)}
     if req.callback_url:
         check_callback_url(
             req.callback_url,

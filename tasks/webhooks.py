@@ -6,8 +6,10 @@ doubling, capped) on connection errors, timeouts, 5xx, 408 and 429, up to
 ``TEMPR_WEBHOOK_MAX_ATTEMPTS`` attempts. Any other 4xx is the receiver refusing: not retried.
 The URL is re-checked before every attempt (DNS can change after enqueue), and the attempt
 connects to the very address that passed the check (Host header and TLS SNI carry the name), so
-a DNS answer that changes between check and connect cannot redirect it. Each attempt is
-recorded in the job (``GET /v1/jobs/{id}`` -> ``webhook.deliveries``).
+a DNS answer that changes between check and connect cannot redirect it. The body is signed with
+the job's tenant's secret (made with its first API key), or TEMPR_WEBHOOK_SECRET for jobs with no
+tenant; with no secret at all the delivery is refused and recorded, never signed with a default.
+Each attempt is recorded in the job (``GET /v1/jobs/{id}`` -> ``webhook.deliveries``).
 
 ``tempr.webhooks.watchdog(job_id)`` is scheduled at enqueue for jobs with a ``callback_url``, to
 run just after the deadline: a job that has not ended by then is failed with ``RecallTimeout`` and
@@ -24,6 +26,7 @@ import httpx
 
 from config.errors import RecallTimeout, ValidationError
 from tasks.common import job_ends, job_store
+from tempr.auth import webhook_secret_for
 from tempr.core.timeutil import ms_since
 from tempr.jobs.envelope import JobEnvelope
 from tempr.jobs.outcome import fail_job
@@ -50,16 +53,22 @@ def _post(target: CallbackTarget, body: bytes, headers: dict[str, str], timeout:
 
 @app.task(name="tempr.webhooks.deliver", bind=True, acks_late=True, max_retries=None)
 def deliver(self: Any, job_id: str, url: str, payload: dict[str, Any]) -> dict[str, Any]:
-    s = get_resources().settings
+    res = get_resources()
+    s = res.settings
     attempt = int(self.request.retries) + 1
     record: dict[str, Any] = {"attempt": attempt, "at": time.time(), "ok": False, "status_code": None, "error": None}
     body = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
     retryable = False
     try:
+        secret = webhook_secret_for(res.engine, s, (job_store().get(job_id) or {}).get("tenant"))
+        if not secret:
+            raise ValidationError(
+                "no webhook secret: the job has no tenant and TEMPR_WEBHOOK_SECRET is unset", field="callback_url"
+            )
         target = resolve_callback(
             url, allow_link_local=s.webhook_allow_link_local, allow_networks=s.webhook_allow_networks
         )
-        headers = signed_headers(body, s.webhook_secret, job_id=job_id, attempt=attempt)
+        headers = signed_headers(body, secret, job_id=job_id, attempt=attempt)
         started = time.perf_counter()
         try:
             response = _post(target, body, headers, s.webhook_timeout_s)

@@ -130,17 +130,24 @@ def recall_async(
     store: JobStore | None = None,
     settings: Settings | None = None,
     idempotency_key: str | None = None,
+    tenant: str | None = None,
+    api_key: str | None = None,
     **fields: Any,
 ) -> RecallJob:
     """Validate, fix the deadline, enqueue ``tempr.recall.start``; return the job handle at once.
 
     ``request`` is a RecallRequest or its fields as a dict (or pass the fields as keywords). The
-    same ``idempotency_key`` (argument or request field) for the same bank returns the same job.
-    Raises ``config.errors.ValidationError`` (naming the field) for bad input.
+    same ``idempotency_key`` (argument or request field) for the same bank and tenant returns the
+    same job. The job belongs to ``tenant`` (the gateway passes the caller's), or to the tenant of
+    ``api_key`` or, without one, of this machine's key (TEMPR_API_KEY or <state_dir>/api_key),
+    checked here; the start task checks the tenant again. Raises
+    ``config.errors.ValidationError`` (naming the field) for bad input, ``AuthError`` for a bad key.
     """
     app, store, s = _defaults(app, store, settings)
     req = parse_request(request if request is not None else fields)
     check_bank_id(bank_id)
+    if not tenant and s.auth != "off":
+        tenant = _tenant_of(api_key, bank_id, s)
     if req.callback_url:
         check_callback_url(
             req.callback_url,
@@ -153,12 +160,21 @@ def recall_async(
     job_id = str(uuid.uuid4())
     digest = job_request_hash(bank_id, req)
     if key:
-        earlier = store.claim_idempotency(bank_id, key, job_id, digest)
+        earlier = store.claim_idempotency(bank_id, key, job_id, digest, tenant=tenant or "")
         if earlier:
-            return _reattach(*earlier, bank_id, digest, app, store, s)
-    store.create(job_id, bank_id=bank_id, deadline=deadline, callback_url=req.callback_url, request_hash=digest)
-    kwargs = {"bank_id": bank_id, "request": req.model_dump(mode="json"), "deadline": deadline, "enqueued_at": now}
-    with _enqueueing(app, job_id, store, release=(bank_id, key) if key else None):
+            return _reattach(*earlier, bank_id, digest, app, store, s, tenant or "")
+    store.create(
+        job_id, bank_id=bank_id, deadline=deadline, callback_url=req.callback_url, request_hash=digest, tenant=tenant
+    )
+    kwargs: dict[str, Any] = {
+        "bank_id": bank_id,
+        "request": req.model_dump(mode="json"),
+        "deadline": deadline,
+        "enqueued_at": now,
+    }
+    if tenant:
+        kwargs["tenant"] = tenant
+    with _enqueueing(app, job_id, store, release=(bank_id, key) if key else None, tenant=tenant or ""):
         app.send_task(
             "tempr.recall.start", task_id=job_id, kwargs=kwargs, expires=datetime.fromtimestamp(deadline, tz=UTC)
         )
@@ -169,7 +185,9 @@ def recall_async(
 
 
 @contextmanager
-def _enqueueing(app: Celery, job_id: str, store: JobStore, *, release: tuple[str, str] | None) -> Iterator[None]:
+def _enqueueing(
+    app: Celery, job_id: str, store: JobStore, *, release: tuple[str, str] | None, tenant: str = ""
+) -> Iterator[None]:
     """Turn a broker (or result store) outage while sending into ``ServiceUnavailable`` (a fast
     503 at the gateway) and undo what the failed enqueue claimed: the job is marked failed and the
     Idempotency-Key released, so the caller's retry with the same key starts afresh."""
@@ -182,7 +200,7 @@ def _enqueueing(app: Celery, job_id: str, store: JobStore, *, release: tuple[str
         forget_result_backend(app)
         store.record_outcome(job_id, error={"error": "ServiceUnavailable", "message": outage, "field": None})
         if release:
-            store.release_idempotency(*release, job_id)
+            store.release_idempotency(*release, job_id, tenant=tenant)
         raise ServiceUnavailable(f"could not enqueue the recall: {outage}; retry shortly") from exc
 
 
@@ -201,8 +219,24 @@ def forget_result_backend(app: Celery) -> None:
         local.__dict__.pop("backend", None)
 
 
+def _tenant_of(api_key: str | None, bank_id: str, s: Settings) -> str | None:
+    """The tenant of ``api_key``, else of this machine's key (TEMPR_API_KEY or <state_dir>/api_key),
+    checked for the recall role over ``bank_id``; AuthError when there is no key at all."""
+    from tempr.auth import authenticate, default_engine, require_local_key
+
+    key = api_key or require_local_key(s)
+    return authenticate(default_engine(s), key).require("recall", bank_id).tenant
+
+
 def _reattach(
-    job_id: str, earlier_digest: str, bank_id: str, digest: str, app: Celery, store: JobStore, s: Settings
+    job_id: str,
+    earlier_digest: str,
+    bank_id: str,
+    digest: str,
+    app: Celery,
+    store: JobStore,
+    s: Settings,
+    tenant: str,
 ) -> RecallJob:
     """Hand back the job an Idempotency-Key already names, if it was made for this very request.
 
@@ -211,7 +245,8 @@ def _reattach(
     if not job_id or earlier_digest != digest:
         raise ValidationError("this Idempotency-Key was used for a different request", field="idempotency_key")
     record = store.get(job_id) or {}
-    if record.get("bank_id") not in (None, bank_id):
+    owner_ok = not record or (record.get("tenant") or "") == tenant
+    if record.get("bank_id") not in (None, bank_id) or not owner_ok:
         raise ValidationError("this Idempotency-Key was used for a different request", field="idempotency_key")
     deadline = float(record.get("deadline") or time.time() + s.recall_timeout_s)
     return RecallJob(job_id, bank_id, deadline, app, store, s.recall_deadline_grace_s, reused=True)

@@ -106,6 +106,9 @@ def _after_fork(**_: object) -> None:
 
 @worker_ready.connect
 def _ready(sender: Any = None, **_: object) -> None:
+    from tempr.auth import warn_if_off
+
+    warn_if_off(get_resources().settings, "tempr worker")
     pool_cls = getattr(getattr(sender, "controller", None), "pool_cls", None)
     if "prefork" not in getattr(pool_cls, "__module__", "prefork"):  # threads/solo: this process works
         _warm_rerank_model()

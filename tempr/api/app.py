@@ -6,8 +6,13 @@ Routes (docs/execution.md has curl examples):
     GET    /v1/jobs/{job_id}                                   status, result or error, webhook deliveries
     POST   /v1/default/banks/{bank_id}/facts                   ingest a JSON array of facts
     DELETE /v1/default/banks/{bank_id}                         delete a bank
-    GET    /metrics                                            Prometheus (every process on this host)
-    GET    /healthz
+    POST|GET /v1/keys, DELETE /v1/keys/{key_id}                an admin key manages its tenant's keys
+    GET    /metrics                                            Prometheus (every process on this host; admin key)
+    GET    /healthz                                            open (no bank data), as are /docs and /openapi.json
+
+Every other route needs an API key (``tempr.api.security``; docs/execution.md "Authentication")
+unless TEMPR_AUTH=off, which the gateway warns about at every start. Bodies over
+TEMPR_MAX_BODY_BYTES are refused with 413 before they are parsed (``tempr.api.limits``).
 """
 
 from __future__ import annotations
@@ -15,12 +20,15 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
-from tempr.api import errors, routes_banks, routes_jobs, routes_recall
+from tempr.api import errors, routes_banks, routes_jobs, routes_keys, routes_recall
 from tempr.api.gateway import Gateway, gateway
+from tempr.api.limits import BodyLimit
+from tempr.api.security import role
+from tempr.auth import warn_if_off
 
 
 def create_app(*, celery_app: Celery | None = None, resources: Any = None, tracer_provider: Any = None) -> FastAPI:
@@ -39,11 +47,13 @@ def create_app(*, celery_app: Celery | None = None, resources: Any = None, trace
         description="TEMPR recall for AI-agent memory, served by a Celery worker fleet.",
     )
     app.state.gateway = Gateway(celery_app, resources)
+    warn_if_off(resources.settings, "tempr api")
+    app.add_middleware(BodyLimit, max_bytes=resources.settings.max_body_bytes)
     errors.install(app)
-    for module in (routes_recall, routes_jobs, routes_banks):
+    for module in (routes_recall, routes_jobs, routes_banks, routes_keys):
         app.include_router(module.router)
 
-    @app.get("/metrics", include_in_schema=False)
+    @app.get("/metrics", include_in_schema=False, dependencies=[Depends(role("admin"))])
     async def metrics(request: Request) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST
 

@@ -2,7 +2,8 @@
 
     {"error": "<ExceptionName>", "message": "...", "field": "...", ["line": n,] ["job_id": "..."]}
 
-Bad input is a 4xx (malformed JSON 400, invalid fields 422, unknown bank/job 404); a recall past
+Bad input is a 4xx (malformed JSON 400, no/bad API key 401, key outside its banks or roles 403,
+invalid fields 422, unknown bank/job 404, body over TEMPR_MAX_BODY_BYTES 413); a recall past
 its deadline is 504 with the job id (poll ``GET /v1/jobs/{job_id}``); fleet trouble is 502/503.
 A service outage (PostgreSQL, Redis or the broker down) is a fast 503 with ``Retry-After`` whose
 message names the service but never its host, port or credentials.
@@ -21,7 +22,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from config.errors import (
     AllStrategiesFailed,
+    AuthError,
+    Forbidden,
     NotFound,
+    PayloadTooLarge,
     RecallError,
     RecallTimeout,
     ServiceError,
@@ -62,6 +66,12 @@ def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
 
 
 def _status_for(exc: BaseException) -> int:
+    if isinstance(exc, Forbidden):
+        return 403
+    if isinstance(exc, AuthError):
+        return 401
+    if isinstance(exc, PayloadTooLarge):
+        return 413
     if isinstance(exc, ValidationError):
         return 422
     if isinstance(exc, NotFound):
@@ -83,6 +93,8 @@ def _retry_after(request: Request) -> dict[str, str]:
 
 def _respond(request: Request, payload: dict[str, Any], status: int) -> JSONResponse:
     headers = None
+    if status == 401:
+        headers = {"WWW-Authenticate": "Bearer"}
     if status == 503:
         headers = _retry_after(request)
         log.warning("503 %s: %s", payload.get("error"), payload.get("message"))

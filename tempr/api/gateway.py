@@ -29,7 +29,9 @@ class Gateway:
         client, breaker = cache_redis(self.resources.endpoints.cache_url)
         return JobStore(client, self.settings.job_result_ttl_s, breaker)
 
-    def enqueue(self, bank_id: str, request: RecallRequest, idempotency_key: str | None) -> RecallJob:
+    def enqueue(
+        self, bank_id: str, request: RecallRequest, idempotency_key: str | None, tenant: str | None
+    ) -> RecallJob:
         return recall_async(
             bank_id,
             request,
@@ -37,6 +39,7 @@ class Gateway:
             store=self.store,
             settings=self.settings,
             idempotency_key=idempotency_key,
+            tenant=tenant,
         )
 
 

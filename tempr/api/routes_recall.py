@@ -5,21 +5,26 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fastapi import APIRouter, Header, Request, Response
+from fastapi import APIRouter, Depends, Header, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from config.errors import RecallError
 from tempr.api.errors import JobError
 from tempr.api.gateway import gateway
+from tempr.api.security import role
+from tempr.auth import Principal
 from tempr.recall.models import RecallRequest, RecallResponse
 
 router = APIRouter(tags=["recall"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "no API key, or an unknown or revoked one"},
+    403: {"description": "the key lacks the recall role or is not scoped to this bank"},
     422: {"description": "invalid request (JSON body names the field)"},
     502: {"description": "the recall failed on the workers"},
     503: {"description": "every strategy failed, or a service is down"},
     504: {"description": "not answered in time; the body carries job_id to poll GET /v1/jobs/{job_id}"},
 }
+RECALLER = Depends(role("recall"))
 IDEMPOTENCY = Header(
     None,
     alias="Idempotency-Key",
@@ -30,13 +35,18 @@ IDEMPOTENCY = Header(
 
 @router.post("/v1/default/banks/{bank_id}/memories/recall", response_model=RecallResponse, responses=_ERRORS)
 async def recall(
-    bank_id: str, body: RecallRequest, request: Request, response: Response, idempotency_key: str | None = IDEMPOTENCY
+    bank_id: str,
+    body: RecallRequest,
+    request: Request,
+    response: Response,
+    idempotency_key: str | None = IDEMPOTENCY,
+    who: Principal = RECALLER,
 ) -> RecallResponse:
     """Enqueue the recall and wait for it: up to TEMPR_API_WAIT_TIMEOUT_S or the request's deadline,
     whichever comes first; then 504 with the job id. The answer's ``X-Tempr-Job-Id`` header names
     the job (its record, webhook deliveries: GET /v1/jobs/{job_id})."""
     gw = gateway(request)
-    job = await run_in_threadpool(gw.enqueue, bank_id, body, idempotency_key)
+    job = await run_in_threadpool(gw.enqueue, bank_id, body, idempotency_key, who.tenant)
     response.headers["X-Tempr-Job-Id"] = job.id
     wait = min(gw.settings.api_wait_timeout_s, max(0.0, job.deadline + job.grace_s - time.time()))
     try:
@@ -47,11 +57,15 @@ async def recall(
 
 @router.post("/v1/default/banks/{bank_id}/memories/recall/async", status_code=202, responses=_ERRORS)
 async def recall_async(
-    bank_id: str, body: RecallRequest, request: Request, idempotency_key: str | None = IDEMPOTENCY
+    bank_id: str,
+    body: RecallRequest,
+    request: Request,
+    idempotency_key: str | None = IDEMPOTENCY,
+    who: Principal = RECALLER,
 ) -> dict[str, Any]:
     """Enqueue the recall and return its job id at once (202); poll GET /v1/jobs/{job_id} or set
     callback_url to have the result POSTed."""
-    job = await run_in_threadpool(gateway(request).enqueue, bank_id, body, idempotency_key)
+    job = await run_in_threadpool(gateway(request).enqueue, bank_id, body, idempotency_key, who.tenant)
     return {
         "job_id": job.id,
         "status": "queued",

@@ -1,7 +1,8 @@
 """`tempr demo`: a handful of recalls over the sample bank, through the Celery workers.
 
-`make demo` runs `tempr services up` (PostgreSQL, Redis, a worker) and
-ingests `tempr/data/sample_bank.jsonl` first; this command only asks.
+`make demo` runs `tempr services up` (PostgreSQL, Redis, a worker), `tempr keys local` (a local
+admin key in <state_dir>/api_key, mode 0600, which this command sends) and ingests
+`tempr/data/sample_bank.jsonl` first; this command only asks.
 """
 
 from __future__ import annotations
@@ -31,15 +32,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from config.settings import get_settings
+    from tempr.auth import require_local_key
     from tempr.client import recall_async
 
+    api_key = require_local_key(get_settings())
     print(f"Recalls over bank '{args.bank}' as of {REFERENCE_TIME}, run by the Celery workers\n")
     last: RecallResponse | None = None
     for query, extra in QUERIES:
         request = RecallRequest.model_validate(
             {"query": query, "query_timestamp": REFERENCE_TIME, "max_tokens": 300, **extra}
         )
-        response = RecallResponse.model_validate(recall_async(args.bank, request).get(timeout=args.timeout))
+        response = RecallResponse.model_validate(
+            recall_async(args.bank, request, api_key=api_key).get(timeout=args.timeout)
+        )
         print(f"» {query}   (budget {request.budget}, max_tokens {request.max_tokens})")
         print_table(response)
         print()

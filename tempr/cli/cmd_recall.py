@@ -48,9 +48,12 @@ def build_request(args: argparse.Namespace) -> RecallRequest:
 def run(args: argparse.Namespace) -> int:
     request = build_request(args)
     if args.via_workers:
+        from config.settings import get_settings
+        from tempr.auth import require_local_key
         from tempr.client import recall_async
 
-        response = RecallResponse.model_validate(recall_async(args.bank, request).get(timeout=request.timeout_s or 60))
+        job = recall_async(args.bank, request, api_key=require_local_key(get_settings()))
+        response = RecallResponse.model_validate(job.get(timeout=request.timeout_s or 60))
     else:
         from tempr.recall.pipeline import recall
         from workers.resources import get_resources, recall_context

@@ -13,19 +13,19 @@ from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from config.errors import IngestValidationError
-from tempr.core.timeutil import as_utc
+from tempr.inputs import StrictCleanStr, to_utc
 
 MAX_TEXT_BYTES = 64 * 1024
 
 
 class ChunkIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    id: StrictStr = Field(min_length=1, max_length=512)
-    text: StrictStr = Field(min_length=1)
+    id: StrictCleanStr = Field(min_length=1, max_length=512)
+    text: StrictCleanStr = Field(min_length=1)
 
 
 class FactIn(BaseModel):
@@ -33,20 +33,20 @@ class FactIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: StrictStr | None = Field(default=None, min_length=1, max_length=512)
-    text: StrictStr
+    id: StrictCleanStr | None = Field(default=None, min_length=1, max_length=512)
+    text: StrictCleanStr
     fact_type: Literal["world", "experience", "observation"] = "world"
     occurred_start: datetime | None = None
     occurred_end: datetime | None = None
     mentioned_at: datetime | None = None
-    context: StrictStr | None = None
-    entities: list[StrictStr] | None = None
-    tags: list[StrictStr] | None = None
-    metadata: dict[StrictStr, StrictStr] | None = None
-    document_id: StrictStr | None = Field(default=None, min_length=1, max_length=512)
+    context: StrictCleanStr | None = None
+    entities: list[StrictCleanStr] | None = None
+    tags: list[StrictCleanStr] | None = None
+    metadata: dict[StrictCleanStr, StrictCleanStr] | None = None
+    document_id: StrictCleanStr | None = Field(default=None, min_length=1, max_length=512)
     chunk: ChunkIn | None = None
     proof_count: StrictInt | None = Field(default=None, ge=1)
-    caused_by: list[StrictStr] | None = None
+    caused_by: list[StrictCleanStr] | None = None
 
     @field_validator("text")
     @classmethod
@@ -81,7 +81,7 @@ class FactIn(BaseModel):
 def parse_iso(value: Any) -> datetime | None:
     """ISO-8601 date or date-time; naive values are taken as UTC."""
     if value is None or isinstance(value, datetime):
-        return as_utc(value) if isinstance(value, datetime) else None
+        return to_utc(value) if isinstance(value, datetime) else None
     if not isinstance(value, str):
         raise ValueError("must be an ISO-8601 string")
     text = value.strip()
@@ -92,7 +92,7 @@ def parse_iso(value: Any) -> datetime | None:
             parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
         except ValueError:
             raise ValueError(f"is not an ISO-8601 date: {value!r}") from None
-    return as_utc(parsed)
+    return to_utc(parsed)
 
 
 def validate_fact(obj: Any, line: int) -> FactIn:
@@ -123,9 +123,14 @@ def parse_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, FactIn]]:
         yield number, validate_fact(obj, number)
 
 
-def parse_array(items: Any) -> list[tuple[int, FactIn]]:
+def parse_array(items: Any, *, limit: int | None = None) -> list[tuple[int, FactIn]]:
+    """Validate a JSON array of facts; more than ``limit`` (TEMPR_MAX_FACTS_PER_REQUEST) is refused."""
     if not isinstance(items, list):
         raise IngestValidationError("expected a JSON array of facts", line=0)
+    if limit is not None and len(items) > limit:
+        raise IngestValidationError(
+            f"{len(items)} facts in one request; the limit is {limit} (TEMPR_MAX_FACTS_PER_REQUEST)", line=0
+        )
     return [(i, validate_fact(obj, i)) for i, obj in enumerate(items, start=1)]
 
 

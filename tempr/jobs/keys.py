@@ -36,8 +36,9 @@ def deliveries_key(job_id: str) -> str:
     return redis_key("deliveries", job_id)
 
 
-def idempotency_key(bank_id: str, key: str) -> str:
-    return redis_key("idem", bank_id, key)
+def idempotency_key(tenant: str, bank_id: str, key: str) -> str:
+    """Per tenant as well as per bank: two tenants sharing a bank never share a job by reusing a key."""
+    return redis_key("idem", tenant, bank_id, key)
 
 
 def recall_cache_key(bank_id: str, version: int, fingerprint: str, digest: str) -> str:

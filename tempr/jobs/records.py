@@ -3,11 +3,11 @@
 Celery's result backend says whether a task finished; a *job* is what a caller asked for, and it
 outlives the chord's bookkeeping (``TEMPR_JOB_RESULT_TTL_S``). One hash per job::
 
-    tempr:job:<id>              status (queued|running|succeeded|failed), bank_id, created_at,
+    tempr:job:<id>              status (queued|running|succeeded|failed), bank_id, tenant, created_at,
                                 deadline, callback_url, request_hash, result.zlib (the answer,
                                 compressed), error, finished_at
     tempr:deliveries:<id>       list of JSON delivery records (attempt, at, ok, status_code|error)
-    tempr:idem:<bank>:<key>     {"job_id", "request_hash"} an Idempotency-Key maps to, set at once
+    tempr:idem:<tenant>:<bank>:<key>  {"job_id", "request_hash"} an Idempotency-Key maps to, set at once
 
 Keys are built by ``tempr.jobs.keys`` (each part percent-encoded, so a ``:`` in a bank id or an
 Idempotency-Key cannot make two tenants' keys meet).
@@ -97,11 +97,13 @@ class JobStore:
         callback_url: str | None = None,
         request_hash: str | None = None,
         status: str = QUEUED,
+        tenant: str | None = None,
     ) -> None:
         fields = {
             "job_id": job_id,
             "status": status,
             "bank_id": bank_id,
+            "tenant": tenant or "",
             "created_at": time.time(),
             "deadline": deadline,
             "callback_url": callback_url or "",
@@ -121,8 +123,10 @@ class JobStore:
 
         self._safe("create", run)
 
-    def claim_idempotency(self, bank_id: str, key: str, job_id: str, request_hash: str) -> tuple[str, str] | None:
-        """Map (bank, key) to ``job_id`` and its request hash unless already mapped; if it was,
+    def claim_idempotency(
+        self, bank_id: str, key: str, job_id: str, request_hash: str, *, tenant: str = ""
+    ) -> tuple[str, str] | None:
+        """Map (tenant, bank, key) to ``job_id`` and its request hash unless already mapped; if it was,
         return the earlier ``(job_id, request_hash)``.
 
         Job id and hash go into one value written by one ``SET NX``: a racing second caller
@@ -130,7 +134,7 @@ class JobStore:
         claim = json.dumps({"job_id": job_id, "request_hash": request_hash})
 
         def run() -> tuple[str, str] | None:
-            idem = idempotency_key(bank_id, key)
+            idem = idempotency_key(tenant, bank_id, key)
             if self.redis.set(idem, claim, nx=True, ex=self.ttl_s):
                 return None
             found = self.redis.get(idem)
@@ -141,11 +145,11 @@ class JobStore:
 
         return self._safe("idempotency", run)
 
-    def release_idempotency(self, bank_id: str, key: str, job_id: str) -> None:
-        """Drop (bank, key) -> job_id, if it still names ``job_id`` (an enqueue that failed)."""
+    def release_idempotency(self, bank_id: str, key: str, job_id: str, *, tenant: str = "") -> None:
+        """Drop (tenant, bank, key) -> job_id, if it still names ``job_id`` (an enqueue that failed)."""
 
         def run() -> None:
-            idem = idempotency_key(bank_id, key)
+            idem = idempotency_key(tenant, bank_id, key)
             found = self.redis.get(idem)
             if found is not None and json.loads(found).get("job_id") == job_id:
                 self.redis.delete(idem)
@@ -223,6 +227,7 @@ def _shape(data: dict[str, Any], deliveries: list[dict[str, Any]]) -> dict[str, 
         "job_id": data.get("job_id"),
         "status": data.get("status", QUEUED),
         "bank_id": data.get("bank_id"),
+        "tenant": data.get("tenant") or None,
         "result": unpack_result(data),
         "error": json.loads(data["error"]) if data.get("error") else None,
     }

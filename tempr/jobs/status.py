@@ -11,8 +11,12 @@ from config.errors import NotFound, RecallError, RecallTimeout
 from tempr.jobs.records import FAILED, TERMINAL, JobStore, error_dict
 
 
-def job_status(job_id: str, *, app: Celery, store: JobStore, grace_s: float) -> dict[str, Any]:
+def job_status(job_id: str, *, app: Celery, store: JobStore, grace_s: float, reader: Any = None) -> dict[str, Any]:
     """The job record; falls back to Celery's state when the record is gone. Raises NotFound.
+
+    ``reader`` (a ``tempr.auth.Principal`` with a tenant) sees only its tenant's jobs over banks
+    in its scope: any other job is NotFound, exactly like an unknown id, so job ids of other
+    tenants cannot even be confirmed. Without a record there is no owner to check: NotFound too.
 
     An open record is reconciled with what no tempr code got to write down: a start message that
     expired in its queue, a chord whose strategy message expired (both end the Celery result), or
@@ -20,6 +24,11 @@ def job_status(job_id: str, *, app: Celery, store: JobStore, grace_s: float) -> 
     status poll never shows "running" forever.
     """
     record = store.get(job_id)
+    tenant = getattr(reader, "tenant", None)
+    if tenant is not None and (
+        record is None or record.get("tenant") != tenant or not reader.can("recall", str(record.get("bank_id")))
+    ):
+        raise NotFound(f"no job {job_id!r}")
     if record is None:
         return _from_celery(job_id, app)
     if record["status"] not in TERMINAL:

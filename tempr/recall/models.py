@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from pydantic import ValidationError as PydanticValidationError
 
 from config.errors import ValidationError
-from tempr.core.timeutil import as_utc
+from tempr.inputs import CleanStr, to_utc
 from tempr.providers.tokens import count_tokens
 
 MAX_QUERY_TOKENS = 500
@@ -25,6 +25,12 @@ TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
 _WORD = re.compile(r"\w")
 
 
+def _max_query_chars() -> int:
+    from config.settings import get_settings
+
+    return get_settings().max_query_chars
+
+
 class TemporalWindowIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     start: datetime
@@ -32,7 +38,7 @@ class TemporalWindowIn(BaseModel):
 
     @model_validator(mode="after")
     def _order(self) -> TemporalWindowIn:
-        self.start, self.end = as_utc(self.start), as_utc(self.end)
+        self.start, self.end = to_utc(self.start), to_utc(self.end)
         if self.end < self.start:
             raise ValueError("temporal_window.end is before temporal_window.start")
         return self
@@ -68,19 +74,19 @@ class IncludeOptions(BaseModel):
 class RecallRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str
+    query: CleanStr
     max_tokens: int = Field(default=4096, ge=0)
     budget: Literal["low", "mid", "high"] = "mid"
     types: list[FactType] | None = None
-    tags: list[str] | None = None
+    tags: list[CleanStr] | None = None
     tags_match: TagsMatch = "any"
     query_timestamp: datetime | None = None
     temporal_window: TemporalWindowIn | None = None
     include: IncludeOptions = Field(default_factory=IncludeOptions)
     trace: bool = False
     # Execution envelope (used by the queue/HTTP layer; the recall maths ignores them).
-    callback_url: str | None = None
-    idempotency_key: str | None = Field(default=None, max_length=256)
+    callback_url: CleanStr | None = Field(default=None, max_length=2048)
+    idempotency_key: CleanStr | None = Field(default=None, max_length=256)
     timeout_s: float | None = Field(default=None, gt=0, le=600)
 
     @field_validator("query")
@@ -88,6 +94,9 @@ class RecallRequest(BaseModel):
     def _query(cls, value: str, info: ValidationInfo) -> str:
         if info.context and info.context.get("trusted"):
             return value  # checked when the request came in; counting tokens again costs ~ms per hop
+        limit = _max_query_chars()
+        if len(value) > limit:
+            raise ValueError(f"query is {len(value)} characters; the limit is {limit} (TEMPR_MAX_QUERY_CHARS)")
         if not _WORD.search(value or ""):
             raise ValueError("query must contain at least one word character")
         tokens = count_tokens(value)
@@ -98,7 +107,7 @@ class RecallRequest(BaseModel):
     @field_validator("query_timestamp")
     @classmethod
     def _ts(cls, value: datetime | None) -> datetime | None:
-        return as_utc(value) if value else None
+        return to_utc(value) if value else None
 
     def cache_fields(self) -> dict[str, Any]:
         """The fields that determine the answer, normalised (order-free lists)."""

@@ -13,12 +13,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from config.errors import ServiceError
+from config.errors import ServiceError, ValidationError
 from config.settings import Settings
 from tempr.bank_ids import check_bank_id
 from tempr.core import multi_hop_depth, parse_strategy_boosts, recall_budget
 from tempr.core.timeutil import ms_since
 from tempr.core.types import TimeWindow
+from tempr.inputs import RANGE_TEXT
 from tempr.recall.context import RecallContext
 from tempr.recall.models import TRUSTED, RecallRequest
 from tempr.store import recall_repo
@@ -105,9 +106,14 @@ def _temporal_analysis(request: RecallRequest, now: datetime, ctx: RecallContext
 
     if request.temporal_window is not None:
         return TemporalAnalysis()
-    return analyse_time(
-        request.query, now, hemisphere=ctx.settings.hemisphere, languages=ctx.settings.temporal_languages
-    )
+    try:
+        return analyse_time(
+            request.query, now, hemisphere=ctx.settings.hemisphere, languages=ctx.settings.temporal_languages
+        )
+    except (ValueError, OverflowError):  # "200 years ago" in year 100: a window before year 1
+        raise ValidationError(
+            f"the query refers to a time outside the supported date range {RANGE_TEXT}", field="query"
+        ) from None
 
 
 def _resolve_windows(

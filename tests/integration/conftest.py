@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,28 @@ def stack(settings: Settings) -> Iterator[Endpoints]:
 @pytest.fixture(scope="session")
 def resources(settings: Settings, stack: Endpoints) -> Resources:
     """The process-wide resources, pointing at the test stack."""
-    return configure(settings, resolve_endpoints(settings))
+    res = configure(settings, resolve_endpoints(settings))
+    _local_key(settings, res)
+    return res
+
+
+def _local_key(settings: Settings, res: Resources) -> None:
+    """Authentication is on in tests, as by default: the session's own client calls (recall_async,
+    the CLI) use a local admin key over every bank, saved where `make demo` saves one."""
+    from tempr.auth import create_key, save_local_key
+
+    save_local_key(settings, create_key(res.engine, "local", ["*"], ["admin"], "test session").key)
+
+
+@pytest.fixture(scope="session")
+def make_key(resources: Resources) -> Any:
+    """``make_key(tenant, banks, roles)`` -> tempr.auth.NewKey, stored in the session's database."""
+    from tempr.auth import create_key
+
+    def make(tenant: str, banks: list[str] | None = None, roles: list[str] | None = None) -> Any:
+        return create_key(resources.engine, tenant, banks or ["*"], roles or ["admin"])
+
+    return make
 
 
 @pytest.fixture(scope="session")

@@ -177,6 +177,32 @@ class Receiver:
             self.server.server_close()
 
 
+@contextmanager
+def serve_api(resources: Any) -> Iterator[str]:
+    """The gateway (create_app over the session's resources) on a free port in a thread; yields its URL."""
+    import uvicorn
+
+    from tempr.api.app import create_app
+    from tempr.services.process import free_port
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(resources=resources), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for(lambda: server.started, timeout=30, what="uvicorn")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
 def wait_for(check: Any, *, timeout: float, interval: float = 0.05, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

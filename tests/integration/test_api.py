@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -11,12 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import sample_bank, wait_for
+from helpers import bearer, sample_bank, serve_api, wait_for
 
 from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallRequest, RecallResponse
 from tempr.recall.pipeline import recall
-from tempr.services.process import free_port
 
 pytestmark = pytest.mark.integration
 WHEN = datetime(2024, 6, 1, 12, tzinfo=UTC).isoformat()
@@ -24,22 +22,14 @@ RECALL = "/v1/default/banks/{}/memories/recall"
 
 
 @pytest.fixture(scope="module")
-def api(resources: Any, worker: Path) -> Iterator[httpx.Client]:
-    import uvicorn
-
-    from tempr.api.app import create_app
-
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(resources=resources), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for(lambda: server.started, timeout=30, what="uvicorn")
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60, trust_env=False) as client:
+def api(resources: Any, worker: Path, make_key: Any) -> Iterator[httpx.Client]:
+    """A client of a real gateway, sending an admin key over every bank (authentication is on)."""
+    key = make_key("api-tests", ["*"], ["admin"]).key
+    with (
+        serve_api(resources) as url,
+        httpx.Client(base_url=url, timeout=60, trust_env=False, headers=bearer(key)) as client,
+    ):
         yield client
-    server.should_exit = True
-    thread.join(10)
 
 
 def comparable(data: dict[str, Any]) -> dict[str, Any]:
@@ -134,6 +124,81 @@ def test_async_recall_job_status_and_idempotency(api: httpx.Client, resources: A
         ),
         ("post", "/v1/default/banks/b1/facts", [{"text": "ok"}, {"text": "x", "nope": 1}], 422, "nope"),
         ("post", "/v1/default/banks/b1/facts", ["just a string"], 422, None),
+        ("post", RECALL.format("b1"), {"query": "ok\u0000"}, 422, "query"),
+        ("post", RECALL.format("b1"), '{"query": "ok \\ud800"}', 422, "query"),
+        ("post", RECALL.format("b1"), {"query": "ok", "tags": ["a", "b\u0000"]}, 422, "tags.1"),
+        ("post", RECALL.format("b1"), '{"query": "ok", "tags": ["\\udfff"]}', 422, "tags.0"),
+        ("post", RECALL.format("b1"), {"query": "word " * 401}, 422, "query"),
+        (
+            "post",
+            RECALL.format("b1"),
+            {"query": "ok", "query_timestamp": "0001-01-01T00:00:00+05:00"},
+            422,
+            "query_timestamp",
+        ),
+        (
+            "post",
+            RECALL.format("b1"),
+            {"query": "ok", "query_timestamp": "9999-12-31T23:00:00-05:00"},
+            422,
+            "query_timestamp",
+        ),
+        (
+            "post",
+            RECALL.format("b1"),
+            {"query": "what happened last year?", "query_timestamp": "0001-01-01"},
+            422,
+            "query_timestamp",
+        ),
+        (
+            "post",
+            RECALL.format("b1"),
+            {"query": "what happens next year?", "query_timestamp": "9999-12-31"},
+            422,
+            "query_timestamp",
+        ),
+        (
+            "post",
+            RECALL.format("b1"),
+            {"query": "ok", "temporal_window": {"start": "0001-01-01T00:00:00+01:00", "end": "2024-01-01"}},
+            422,
+            "temporal_window",
+        ),
+        ("post", RECALL.format("b1%0A"), {"query": "ok"}, 422, "bank_id"),
+        (
+            "post",
+            RECALL.format("b1"),
+            {"query": "what happened 200 years ago?", "query_timestamp": "0150-01-01"},
+            422,
+            "query",
+        ),
+        (
+            "post",
+            RECALL.format("b1"),
+            {"query": "what happens in 500 years?", "query_timestamp": "9800-01-01"},
+            422,
+            "query",
+        ),
+        ("post", "/v1/default/banks/b1/facts", [{"text": "nul \u0000 here"}], 422, "text"),
+        ("post", "/v1/default/banks/b1/facts", '[{"text": "lone \\ud83d surrogate"}]', 422, "text"),
+        ("post", "/v1/default/banks/b1/facts", [{"text": "ok", "tags": ["\u0000"]}], 422, "tags.0"),
+        ("post", "/v1/default/banks/b1/facts", [{"text": "ok", "metadata": {"k": "v\u0000"}}], 422, "metadata.k"),
+        ("post", "/v1/default/banks/b1/facts", [{"text": "ok", "entities": ["\u0000"]}], 422, "entities.0"),
+        (
+            "post",
+            "/v1/default/banks/b1/facts",
+            [{"text": "ok", "occurred_start": "0001-01-01T00:00:00+05:00"}],
+            422,
+            "occurred_start",
+        ),
+        (
+            "post",
+            "/v1/default/banks/b1/facts",
+            [{"text": "ok", "mentioned_at": "9999-12-31T23:59:59-01:00"}],
+            422,
+            "mentioned_at",
+        ),
+        ("post", "/v1/default/banks/b1/facts", [{"text": "x"}] * 1001, 422, None),
         ("get", "/v1/nothing-here", None, 404, None),
         ("put", "/v1/jobs/x", None, 405, None),
     ],

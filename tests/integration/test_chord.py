@@ -89,7 +89,10 @@ def test_send_task_by_name_without_the_client(resources: Any, worker: Path, samp
         celery_config(resources.settings, resources.endpoints.broker_url, resources.endpoints.result_backend)
     )
     request = {"query": "Who is Carol?", "query_timestamp": WHEN.isoformat()}
-    result = plain.send_task("tempr.recall.start", kwargs={"bank_id": bank, "request": request})
+    from tempr.auth import local_key
+
+    key = local_key(resources.settings)  # an app passes its API key; the start task checks it
+    result = plain.send_task("tempr.recall.start", kwargs={"bank_id": bank, "request": request, "api_key": key})
     answer = result.get(timeout=60)
     expected = _direct(resources, bank, RecallRequest.model_validate(request))
     assert comparable(RecallResponse.model_validate(answer)) == comparable(expected)

@@ -2,11 +2,13 @@
 a caller whose request differs.
 
 The jobs go to a broker database no worker reads (the test checks who gets which job id, not the
-recall), so hundreds of racing rounds cost milliseconds each.
+recall), so hundreds of racing rounds cost milliseconds each. ``TEMPR_RACE_ROUNDS`` sets the rounds
+(200 in ``make test``, 1,000 in ``make fuzz``); each test prints what it counted.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,7 +25,7 @@ from tempr.jobs.records import JobStore
 from tempr.jobs.redis_client import cache_redis
 
 pytestmark = pytest.mark.integration
-ROUNDS = 200
+ROUNDS = int(os.environ.get("TEMPR_RACE_ROUNDS", "200"))
 
 
 @pytest.fixture()
@@ -84,6 +86,7 @@ def test_a_colon_in_bank_or_key_never_shares_a_job_across_banks(
         assert sum(not j.reused for j in rest) == 1  # made by exactly one of them
         for job in jobs:
             assert (store.get(job.id) or {}).get("bank_id") == job.bank_id
+    print(f"\nidempotency race: {ROUNDS} rounds x (1 call to bank A + 5 to the colliding bank): {leaks} leaks")
     assert leaks == 0
 
 
@@ -105,3 +108,37 @@ def test_different_bodies_racing_on_one_key_never_share_a_job(
         assert len(refused) == 2 and all(
             isinstance(e, ValidationError) and e.field == "idempotency_key" for e in refused
         ), refused
+
+
+def test_two_api_keys_racing_on_one_bank_and_key_never_get_each_others_job(
+    quiet_app: Celery, store: JobStore, resources: Any, make_key: Any
+) -> None:
+    """Two tenants, both scoped to the same banks, send the same body with the same Idempotency-Key
+    at once (3 calls each): each tenant gets one job of its own, never the other's."""
+    run = uuid.uuid4().hex[:6]
+    keys = {t: make_key(f"race-{t}-{run}", [f"shared-{run}-*"], ["recall"]) for t in ("a", "b")}
+    cross = 0
+    for r in range(ROUNDS):
+        bank, key = f"shared-{run}-{r}", f"k-{r}"
+        callers = [t for t in ("a", "b") for _ in range(3)]
+        calls = [
+            lambda t=t, bank=bank, key=key: recall_async(
+                bank,
+                {"query": "Where does Alice work?"},
+                app=quiet_app,
+                store=store,
+                settings=resources.settings,
+                idempotency_key=key,
+                api_key=keys[t].key,
+            )
+            for t in callers
+        ]
+        jobs = _race(calls)
+        assert not [j for j in jobs if isinstance(j, Exception)], jobs
+        by_tenant = {t: {j.id for j, c in zip(jobs, callers, strict=True) if c == t} for t in ("a", "b")}
+        assert all(len(ids) == 1 for ids in by_tenant.values()), by_tenant
+        cross += len(by_tenant["a"] & by_tenant["b"])
+        for job, caller in zip(jobs, callers, strict=True):
+            assert (store.get(job.id) or {}).get("tenant") == keys[caller].tenant
+    print(f"\ntwo-key race: {ROUNDS} rounds x 2 tenants x 3 calls: {cross} cross-tenant answers")
+    assert cross == 0

@@ -97,10 +97,15 @@ def test_cli_reports_bad_line_and_stores_nothing(resources, bank_id: str, tmp_pa
 
 
 def test_ingest_task_through_a_worker(resources, worker, bank_id: str) -> None:
+    from tempr.auth import local_key
     from workers.app import app
 
-    result = app.send_task("tempr.ingest.facts", args=[bank_id, [{"id": "x", "text": "Bob joined Databricks."}]])
+    key = local_key(resources.settings)
+    facts = [{"id": "x", "text": "Bob joined Databricks."}]
+    result = app.send_task("tempr.ingest.facts", args=[bank_id, facts], kwargs={"api_key": key})
     report = result.get(timeout=120)
     assert report["inserted"] == 1
-    bad = app.send_task("tempr.ingest.facts", args=[bank_id, [{"text": ""}]]).get(timeout=60)
+    bad = app.send_task("tempr.ingest.facts", args=[bank_id, [{"text": ""}]], kwargs={"api_key": key}).get(timeout=60)
     assert bad["line"] == 1 and bad["field"] == "text"
+    anonymous = app.send_task("tempr.ingest.facts", args=[bank_id, facts]).get(timeout=60)
+    assert anonymous["error"] == "AuthError" and anonymous["field"] == "authorization"

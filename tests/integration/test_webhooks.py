@@ -1,5 +1,7 @@
 """Webhook callbacks: signed delivery to a local receiver, retries with backoff, refusals, error
-payloads and the deadline watchdog. A worker started here has a known secret and a 0.1 s backoff.
+payloads and the deadline watchdog. A worker started here has a 0.1 s backoff; jobs are signed with
+their tenant's secret (the session's local key's tenant here), and jobs without a tenant with
+TEMPR_WEBHOOK_SECRET, which only that worker has.
 
 Loopback is refused by default (SSRF guard), so the receiver's network is allow-listed explicitly:
 in the worker's environment and in the settings this process enqueues with."""
@@ -22,8 +24,9 @@ from tempr.jobs.webhooks import ATTEMPT_HEADER, JOB_HEADER, SIGNATURE_HEADER, TI
 from tempr.services.process import free_port
 
 pytestmark = pytest.mark.integration
-SECRET = "test-webhook-secret"
+SECRET = "test-webhook-secret-for-jobs-without-a-tenant"
 ALLOW = "127.0.0.1/32"
+TENANT_SECRET: dict[str, str] = {}
 WHEN = datetime(2024, 6, 1, 12, tzinfo=UTC)
 
 
@@ -51,6 +54,17 @@ def local(resources: Any) -> Any:
     return resources.settings.model_copy(update={"webhook_allow_networks": ALLOW})
 
 
+@pytest.fixture(scope="module", autouse=True)
+def tenant_secret(resources: Any) -> str:
+    """The webhook secret of the session key's tenant (every recall_async here runs as that tenant)."""
+    from tempr.auth import webhook_secret_for
+
+    secret = webhook_secret_for(resources.engine, resources.settings, "local")
+    assert secret and len(secret) >= 32
+    TENANT_SECRET["local"] = secret
+    return secret
+
+
 @pytest.fixture()
 def receiver() -> Iterator[Receiver]:
     r = Receiver(free_port()).start()
@@ -58,13 +72,13 @@ def receiver() -> Iterator[Receiver]:
     r.stop()
 
 
-def _check_signed(call: dict[str, Any], job_id: str) -> dict[str, Any]:
+def _check_signed(call: dict[str, Any], job_id: str, secret: str | None = None) -> dict[str, Any]:
     headers = {k.lower(): v for k, v in call["headers"].items()}
     assert headers[JOB_HEADER.lower()] == job_id
-    assert verify(call["body"], SECRET, headers[TIMESTAMP_HEADER.lower()], headers[SIGNATURE_HEADER.lower()])
-    assert not verify(
-        call["body"], "wrong-secret", headers[TIMESTAMP_HEADER.lower()], headers[SIGNATURE_HEADER.lower()]
-    )
+    stamp, signature = headers[TIMESTAMP_HEADER.lower()], headers[SIGNATURE_HEADER.lower()]
+    assert verify(call["body"], secret or TENANT_SECRET["local"], stamp, signature)
+    for wrong in ("wrong-secret", SECRET if secret is None else TENANT_SECRET["local"]):
+        assert not verify(call["body"], wrong, stamp, signature)
     return headers
 
 
@@ -190,7 +204,37 @@ def test_watchdog_fails_a_job_that_never_finished(hooks: ExtraWorker, receiver: 
     store = get_job(job_id).store
     store.create(job_id, bank_id="t-lost", deadline=time.time() - 1, callback_url=receiver.url)
     assert hooks.app.send_task("tempr.webhooks.watchdog", args=[job_id]).get(timeout=30) == "timed out"
-    payload = receiver.payload(receiver.wait(30))
+    call = receiver.wait(30)
+    _check_signed(call, job_id, SECRET)  # no tenant: signed with TEMPR_WEBHOOK_SECRET
+    payload = receiver.payload(call)
     assert payload["job_id"] == job_id and payload["error"]["error"] == "RecallTimeout"
     assert store.get(job_id)["status"] == "failed"
     assert hooks.app.send_task("tempr.webhooks.watchdog", args=[job_id]).get(timeout=30) == "ended"
+
+
+def test_each_tenant_signs_with_its_own_secret(
+    local: Any, hooks: ExtraWorker, receiver: Receiver, resources: Any, sample_facts: Path, make_key: Any
+) -> None:
+    other = make_key(f"hooks-{uuid.uuid4().hex[:8]}", ["*"], ["recall"])
+    assert other.webhook_secret != TENANT_SECRET["local"]
+    job = recall_async(
+        sample_bank(resources, sample_facts),
+        app=hooks.app,
+        api_key=other.key,
+        query="Where does Alice work?",
+        callback_url=receiver.url,
+        settings=local,
+    )
+    job.get(timeout=60)
+    _check_signed(receiver.wait(30), job.id, other.webhook_secret)
+
+
+def test_a_job_without_tenant_or_secret_is_never_signed(worker: Path, receiver: Receiver) -> None:
+    """The session worker has no TEMPR_WEBHOOK_SECRET: a job without a tenant is refused, unsigned."""
+    from workers.app import app
+
+    job_id = f"job-{uuid.uuid4()}"
+    get_job(job_id).store.create(job_id, bank_id="t-orphan", deadline=time.time() + 60, callback_url=receiver.url)
+    record = app.send_task("tempr.webhooks.deliver", args=[job_id, receiver.url, {"job_id": job_id}]).get(timeout=30)
+    assert record["delivery"] == "refused" and "no webhook secret" in record["error"]
+    assert receiver.calls == []

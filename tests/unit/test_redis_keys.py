@@ -12,12 +12,13 @@ parts = st.text(alphabet=st.sampled_from("ab:%3A_-."), max_size=8)
 
 
 def test_the_reported_collision_is_gone() -> None:
-    assert idempotency_key("tA", "rN:k") != idempotency_key("tA:rN", "k")
+    assert idempotency_key("", "tA", "rN:k") != idempotency_key("", "tA:rN", "k")
+    assert idempotency_key("t1", "b", "k") != idempotency_key("t2", "b", "k")
     assert recall_cache_key("a:v1", 2, "f", "d") != recall_cache_key("a", 1, "f", "d")
 
 
-@given(st.tuples(parts, parts), st.tuples(parts, parts))
-def test_distinct_parts_give_distinct_keys(one: tuple[str, str], two: tuple[str, str]) -> None:
+@given(st.tuples(parts, parts, parts), st.tuples(parts, parts, parts))
+def test_distinct_parts_give_distinct_keys(one: tuple[str, str, str], two: tuple[str, str, str]) -> None:
     assert (idempotency_key(*one) == idempotency_key(*two)) == (one == two)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tempr.jobs.webhooks import backoff_s, sign, signed_headers, verify
 
 SECRET = "s3cret"
@@ -19,6 +21,12 @@ def test_signature_round_trip_and_tampering() -> None:
     assert not verify(body, SECRET, ts, sig, now=1_700_000_000 + 3600)  # replayed later
     assert not verify(body, SECRET, "not-a-number", sig)
     assert sign(body, SECRET, 1) != sign(body, SECRET, 2)
+
+
+def test_an_empty_secret_never_signs_nor_verifies() -> None:
+    with pytest.raises(ValueError):
+        sign(b"{}", "", 1)
+    assert not verify(b"{}", "", "1", "sha256=00", now=1)
 
 
 def test_backoff_doubles_and_is_capped() -> None:
