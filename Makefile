@@ -54,7 +54,7 @@ faults: install
 # >= 10,000 schemathesis-generated requests against a real gateway + worker (0 responses >= 500),
 # then the idempotency races at 1,000 rounds (0 leaks, 0 cross-tenant answers). Own temp stack.
 fuzz: install
-	TEMPR_FUZZ_EXAMPLES=1050 TEMPR_FUZZ_MIN_REQUESTS=10000 TEMPR_RACE_ROUNDS=1000 \
+	TEMPR_FUZZ_EXAMPLES=700 TEMPR_FUZZ_MIN_REQUESTS=10000 TEMPR_RACE_ROUNDS=1000 \
 	  $(PY) -m pytest -s -q -o timeout=0 tests/integration/test_fuzz_api.py tests/integration/test_idempotency_race.py
 
 services-down:

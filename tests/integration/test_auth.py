@@ -3,6 +3,11 @@ key's banks or roles, one tenant's jobs invisible to another, revocation, and ke
 
 from __future__ import annotations
 
+import json
+import os
+import stat
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -197,3 +202,30 @@ def test_an_admin_key_manages_its_own_tenants_keys_within_its_banks(
     assert http.post("/v1/keys", json={"banks": ["x"]}, headers=bearer(new["key"])).status_code == 403
     assert http.delete(f"/v1/keys/{new['id']}", headers=admin).json() == {"id": new["id"], "revoked": True}
     assert http.post(RECALL.format(prefix + "x1"), json=BODY, headers=bearer(new["key"])).status_code == 401
+
+
+def test_the_keys_cli(resources: Any) -> None:
+    def tempr(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tempr.cli.main", "keys", *args],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=dict(os.environ),
+        )
+
+    made = tempr("create", "--tenant", "cli-t", "--banks", "cli-*,other", "--roles", "recall,ingest", "--json")
+    assert made.returncode == 0, made.stderr
+    new = json.loads(made.stdout)
+    assert new["banks"] == ["cli-*", "other"] and new["roles"] == ["ingest", "recall"]
+    assert new["id"] in tempr("list", "--tenant", "cli-t").stdout
+    bad = tempr("create", "--tenant", "cli-t", "--banks", "bad bank", "--json")
+    assert bad.returncode == 2 and "banks" in bad.stderr and "Traceback" not in bad.stderr
+    assert tempr("revoke", new["id"]).returncode == 0
+    assert "revoked" in tempr("list", "--tenant", "cli-t").stdout
+    assert tempr("revoke", new["id"]).returncode == 1
+    key_file = resources.settings.api_key_file
+    before = key_file.read_text()
+    again = tempr("local")
+    assert again.returncode == 0 and "using the local API key" in again.stdout
+    assert key_file.read_text() == before and stat.S_IMODE(key_file.stat().st_mode) == 0o600
