@@ -168,8 +168,9 @@ class Settings(BaseSettings):
     """Larger HTTP request bodies are refused with 413 before they are read."""
     max_facts_per_request: int = Field(default=1000, ge=1)
     """Facts per ingest request (HTTP and the tempr.ingest.facts task); more is a 422."""
-    max_query_chars: int = Field(default=2000, ge=1)
-    """Longer recall queries are a 422 (checked before the query is tokenised)."""
+    max_query_chars: int = Field(default=8000, ge=1)
+    """Longer recall queries are a 422, checked before the query is tokenised (so a huge query costs
+    nothing); the 500-token limit is the binding one for ordinary text."""
     api_host: str = "127.0.0.1"
     api_port: int = 8765
     api_wait_timeout_s: float = 30.0

@@ -128,7 +128,8 @@ def test_async_recall_job_status_and_idempotency(api: httpx.Client, resources: A
         ("post", RECALL.format("b1"), '{"query": "ok \\ud800"}', 422, "query"),
         ("post", RECALL.format("b1"), {"query": "ok", "tags": ["a", "b\u0000"]}, 422, "tags.1"),
         ("post", RECALL.format("b1"), '{"query": "ok", "tags": ["\\udfff"]}', 422, "tags.0"),
-        ("post", RECALL.format("b1"), {"query": "word " * 401}, 422, "query"),
+        ("post", RECALL.format("b1"), {"query": "word " * 1601}, 422, "query"),
+        ("post", RECALL.format("b1"), {"query": "word " * 501}, 422, "query"),
         (
             "post",
             RECALL.format("b1"),
