@@ -113,8 +113,13 @@ class FaultStack:
         return f"http://127.0.0.1:{self.api_port}"
 
     def env(self) -> None:
-        """This process's environment is what every child inherits."""
+        """This process's environment is what every child inherits.
+
+        The fault matrix measures outages, not authentication: its private stack runs with
+        TEMPR_AUTH=off (warned at every start) and a webhook secret for its tenant-less jobs."""
         os.environ["TEMPR_STATE_DIR"] = str(self.state)
+        os.environ["TEMPR_AUTH"] = "off"
+        os.environ.setdefault("TEMPR_WEBHOOK_SECRET", "fault-matrix-webhook-secret")
         if self.broker_url:
             os.environ["TEMPR_BROKER_URL"] = self.broker_url
         else:

@@ -41,7 +41,7 @@ class Private:
 
 @pytest.fixture(scope="module")
 def private(
-    resources: Any, stack: Any, sample_facts: Path, tmp_path_factory: pytest.TempPathFactory
+    resources: Any, stack: Any, sample_facts: Path, tmp_path_factory: pytest.TempPathFactory, make_key: Any
 ) -> Iterator[Private]:
     import uvicorn
 
@@ -66,7 +66,8 @@ def private(
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
         wait_for(lambda: server.started, timeout=30, what="uvicorn")
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=90, trust_env=False) as api:
+        key = {"Authorization": f"Bearer {make_key('outages', ['*'], ['recall']).key}"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=90, trust_env=False, headers=key) as api:
             here = Private(redis, api, worker, bank)
             wait_for(lambda: here.recall().status_code == 200, timeout=180, interval=1, what="a warm worker")
             yield here
