@@ -51,7 +51,7 @@ def traced(
 
 
 @pytest.fixture()
-def gateway_spans(traced: tuple[ExtraWorker, Path], resources: Any) -> Iterator[tuple[TestClient, Any]]:
+def gateway_spans(traced: tuple[ExtraWorker, Path], resources: Any, make_key: Any) -> Iterator[tuple[TestClient, Any]]:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from tempr.api.app import create_app
@@ -61,7 +61,8 @@ def gateway_spans(traced: tuple[ExtraWorker, Path], resources: Any) -> Iterator[
     provider = telemetry.make_provider(resources.settings, "gateway", exporter=exporter)
     app = create_app(celery_app=traced[0].app, resources=resources, tracer_provider=provider)
     try:
-        with TestClient(app) as client:
+        key = make_key("tracing", ["*"], ["recall"]).key
+        with TestClient(app, headers={"Authorization": f"Bearer {key}"}) as client:
             yield client, exporter
     finally:
         telemetry.uninstrument_celery()
