@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksu
 export HF_HUB_OFFLINE := 1
 export XDG_RUNTIME_DIR ?= /tmp
 
-.PHONY: install demo test lint unit bench faults services-down clean
+.PHONY: install demo test lint unit bench faults services-down clean browser
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -21,8 +21,11 @@ demo: install
 	$(TEMPR) ingest --bank demo tempr/data/sample_bank.jsonl
 	$(TEMPR) demo --bank demo
 
-test: install lint
+test: install lint browser
 	$(PY) -m pytest
+
+browser:  # Debian's chromium + chromedriver for the console's browser test (apt-get only if missing)
+	@scripts/ensure-chromium.sh
 
 lint: install
 	$(VENV)/bin/ruff check .

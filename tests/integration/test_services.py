@@ -30,16 +30,16 @@ def test_up_twice_is_harmless_and_down_stops_only_its_own(tmp_path: Path) -> Non
     try:
         first = _tempr(state, "services", "up", "--no-worker")
         assert first.returncode == 0, first.stderr
-        status1 = json.loads(_tempr(state, "services", "status").stdout)
+        status1 = json.loads(_tempr(state, "services", "status", "--json").stdout)
         second = _tempr(state, "services", "up", "--no-worker")
         assert second.returncode == 0, second.stderr
-        status2 = json.loads(_tempr(state, "services", "status").stdout)
+        status2 = json.loads(_tempr(state, "services", "status", "--json").stdout)
         assert status1["postgres"]["running"] and status1["redis"]["running"]
         assert status1["postgres"]["pid"] == status2["postgres"]["pid"]  # not restarted
         assert status1["redis"]["pid"] == status2["redis"]["pid"]
         down = _tempr(state, "services", "down")
         assert down.returncode == 0 and "postgres" in down.stdout and "redis" in down.stdout
-        status3 = json.loads(_tempr(state, "services", "status").stdout)
+        status3 = json.loads(_tempr(state, "services", "status", "--json").stdout)
         assert not status3["postgres"]["running"] and not status3["redis"]["running"]
         assert redis.Redis.from_url(bystander.status().url).ping()  # untouched
         again = _tempr(state, "services", "down")
