@@ -59,7 +59,7 @@ def test_restarts_keep_their_ports_status_is_honest_and_postgres_wants_a_passwor
     state = state / "state"
     try:
         assert _tempr(state, "services", "up", "--no-worker").returncode == 0
-        before = _tempr(state, "services", "status")
+        before = _tempr(state, "services", "status", "--json")
         first = json.loads(before.stdout)
         assert before.returncode == 0 and first["postgres"]["healthy"] and first["redis"]["healthy"]
 
@@ -79,12 +79,12 @@ def test_restarts_keep_their_ports_status_is_honest_and_postgres_wants_a_passwor
 
         os.kill(first["redis"]["pid"], 9)  # Redis dies: status says so and exits 1
         process.wait_until(lambda: not process.pid_alive(first["redis"]["pid"]), timeout=10, what="redis to die")
-        dead = _tempr(state, "services", "status")
+        dead = _tempr(state, "services", "status", "--json")
         assert dead.returncode == 1 and not json.loads(dead.stdout)["redis"]["healthy"]
 
         assert _tempr(state, "services", "down").returncode == 0  # stops PostgreSQL (clients' sockets close)
         assert _tempr(state, "services", "up", "--no-worker").returncode == 0
-        after = json.loads(_tempr(state, "services", "status").stdout)
+        after = json.loads(_tempr(state, "services", "status", "--json").stdout)
         assert after["redis"]["healthy"] and after["postgres"]["healthy"]
         assert (after["redis"]["port"], after["postgres"]["port"]) == (first["redis"]["port"], port)
     finally:
