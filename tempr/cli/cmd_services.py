@@ -97,6 +97,8 @@ def print_status(report: dict[str, Any]) -> None:
     for name in ("postgres", "redis"):
         svc = report[name]
         state = "external" if svc.get("external") else ("running" if svc.get("running") else "stopped")
+        if svc.get("running") and svc.get("healthy") is False:
+            state = "running, not answering"
         pid = f" (pid {svc['pid']})" if svc.get("pid") else ""
         print(f"{name:<9} {state}{pid}  {svc.get('url') or ''}")
     rows = report.get("workers") or []
