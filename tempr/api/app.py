@@ -6,8 +6,13 @@ Routes (docs/execution.md has curl examples):
     GET    /v1/jobs/{job_id}                                   status, result or error, webhook deliveries
     POST   /v1/default/banks/{bank_id}/facts                   ingest a JSON array of facts
     DELETE /v1/default/banks/{bank_id}                         delete a bank
+    GET    /v1/banks                                           every bank and its size
+    GET    /v1/banks/{bank_id}                                 one bank: size, types, tags, newest facts
+    GET    /v1/fleet                                           workers, queue depths, recent jobs
     GET    /metrics                                            Prometheus (every process on this host)
     GET    /healthz
+    GET    /console/                                           the recall console (``/`` redirects there)
+    GET    /docs, /redoc                                       API docs, assets served from fastapi-offline (no CDN)
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from celery import Celery
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
+from fastapi_offline import FastAPIOffline
 
-from tempr.api import errors, routes_banks, routes_jobs, routes_recall
+from tempr.api import errors, routes_banks, routes_console, routes_fleet, routes_jobs, routes_recall
 from tempr.api.gateway import Gateway, gateway
 
 
@@ -31,17 +37,23 @@ def create_app(*, celery_app: Celery | None = None, resources: Any = None, trace
         from workers.resources import get_resources
 
         resources = get_resources()
-    app = FastAPI(
+    app = FastAPIOffline(  # Swagger UI and ReDoc from the package's own files: /docs works offline
         title="tempr",
         version="0.1.0",
         docs_url="/docs",
+        redoc_url="/redoc",
         openapi_url="/openapi.json",
-        description="TEMPR recall for AI-agent memory, served by a Celery worker fleet.",
+        description="TEMPR recall for AI-agent memory, served by a Celery worker fleet. "
+        "The recall console is at [/console/](/console/).",
     )
     app.state.gateway = Gateway(celery_app, resources)
+    from workers.metrics import queue_depths
+
+    app.state.queue_depths = queue_depths  # for GET /v1/fleet; the routes do not import the workers
     errors.install(app)
-    for module in (routes_recall, routes_jobs, routes_banks):
+    for module in (routes_recall, routes_jobs, routes_banks, routes_fleet):
         app.include_router(module.router)
+    routes_console.install(app)
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics(request: Request) -> Response:

@@ -2,6 +2,8 @@
 
     {"error": "<ExceptionName>", "message": "...", "field": "...", ["line": n,] ["job_id": "..."]}
 
+A 404 also carries FastAPI's conventional ``detail`` (``{"detail": "bank 'x' does not exist"}``).
+
 Bad input is a 4xx (malformed JSON 400, invalid fields 422, unknown bank/job 404); a recall past
 its deadline is 504 with the job id (poll ``GET /v1/jobs/{job_id}``); fleet trouble is 502/503.
 A service outage (PostgreSQL, Redis or the broker down) is a fast 503 with ``Retry-After`` whose
@@ -94,6 +96,8 @@ def _tempr(request: Request, exc: Exception) -> JSONResponse:
         cause = exc.cause
         payload = body(type(cause).__name__, str(cause), None, job_id=exc.job_id, status_url=f"/v1/jobs/{exc.job_id}")
         return _respond(request, payload, _status_for(cause))
+    if isinstance(exc, NotFound):
+        return JSONResponse(body("NotFound", str(exc), detail=str(exc)), status_code=404)
     to_dict = getattr(exc, "to_dict", None)
     payload = to_dict() if callable(to_dict) else body(type(exc).__name__, str(exc))
     return _respond(request, payload, _status_for(exc))

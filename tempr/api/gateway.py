@@ -37,6 +37,7 @@ class Gateway:
             store=self.store,
             settings=self.settings,
             idempotency_key=idempotency_key,
+            engine=self.resources.engine,  # an unknown bank is 404 at once, for the async route too
         )
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Request
 
-from config.errors import NotFound
 from tempr.api.gateway import gateway
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
+from tempr.store.banks_repo import missing_bank
 from tempr.store.ingest_repo import delete_bank
 
 router = APIRouter(tags=["banks"])
@@ -48,5 +48,5 @@ def delete(bank_id: str, request: Request) -> dict[str, Any]:
     check_bank_id(bank_id)
     with gateway(request).resources.engine.begin() as conn:
         if not delete_bank(conn, bank_id):
-            raise NotFound(f"no bank {bank_id!r}")
+            raise missing_bank(bank_id)
     return {"bank_id": bank_id, "deleted": True}

@@ -15,7 +15,12 @@ from tempr.ingest.pipeline import IngestDeps, ingest_facts
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ingest", help="ingest pre-extracted facts from a JSON-Lines file")
+    p = sub.add_parser(
+        "ingest",
+        help="ingest pre-extracted facts from a JSON-Lines file",
+        description="Validate every line first (a bad line stops the file, naming the line and field), then "
+        "embed, extract entities, link and write all facts in one transaction. Idempotent by fact id.",
+    )
     p.add_argument("--bank", required=True, help="bank id (created on first use)")
     p.add_argument("file", type=Path, help="JSONL file, one fact per line ('-' for stdin)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -40,8 +45,17 @@ def run(args: argparse.Namespace) -> int:
     facts = list(parse_jsonl(_read_lines(args.file)))
     res = get_resources()
     deps = IngestDeps(res.engine, res.embedder, res.extractor, res.settings)
-    with tqdm(total=len(facts) * 2, unit="step", desc=f"ingest {args.bank}", disable=args.json, file=sys.stderr) as bar:
-        report = ingest_facts(args.bank, facts, deps, progress=lambda _stage, n: bar.update(n))
+    with tqdm(total=len(facts), unit="fact", desc=f"embed {args.bank}", disable=args.json, file=sys.stderr) as bar:
+
+        def progress(stage: str, n: int) -> None:
+            """Facts embedded so far; then one write of the whole batch (facts already present skip both)."""
+            if stage == "embed":
+                bar.update(n)
+            else:
+                bar.set_description(f"wrote {args.bank}")
+                bar.update(bar.total - bar.n)
+
+        report = ingest_facts(args.bank, facts, deps, progress=progress)
         bar.update(bar.total - bar.n)
     if args.json:
         print(json.dumps(report.to_dict()))

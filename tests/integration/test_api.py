@@ -177,8 +177,8 @@ def test_ingest_recall_cache_and_delete_over_http(api: httpx.Client, bank_id: st
     third = api.post(RECALL.format(bank_id), json=body).json()
     assert third["cache"] == "miss" and len(third["results"]) == 3
     assert api.delete(f"/v1/default/banks/{bank_id}").json() == {"bank_id": bank_id, "deleted": True}
-    gone = api.post(RECALL.format(bank_id), json=body)
-    assert gone.status_code == 200 and gone.json()["results"] == []
+    gone = api.post(RECALL.format(bank_id), json=body)  # a deleted bank is unknown, not empty
+    assert gone.status_code == 404 and gone.json()["detail"] == f"bank {bank_id!r} does not exist"
     assert api.delete(f"/v1/default/banks/{bank_id}").status_code == 404
 
 
