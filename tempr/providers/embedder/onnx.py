@@ -120,7 +120,7 @@ class OnnxMiniLMEmbedder:
         self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_SEQ_LENGTH)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a vocabulary token
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
