@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -18,6 +19,7 @@ from config.errors import IngestValidationError
 from config.settings import Settings
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, check_batch
+from tempr.ingest.write import fact_chunks, write_batch
 from tempr.providers.embedder import Embedder
 from tempr.providers.entities import EntityExtractor
 from tempr.store import ingest_repo as repo
@@ -87,8 +89,16 @@ def ingest_facts(
     new = {key: lf for key, lf in unique.items() if key not in existing}
     report.skipped = len(facts) - len(new)
     if new:
-        rows, names = _prepare(bank_id, list(new.values()), deps, report, progress)
-        _write(bank_id, rows, names, new, deps, report, progress)
+        rows, names = prepare_rows(bank_id, list(new.values()), deps, report, progress)
+        facts_new = [f for _, f in new.values()]
+        with deps.engine.begin() as conn:
+            keep = write_batch(conn, bank_id, rows, names, fact_chunks(facts_new), deps.settings, report)
+            with report.timed("write_links"):
+                report.links["causal"] = repo.add_causal_links(conn, _causal_pairs(bank_id, facts_new, keep))
+            commit_started = time.perf_counter()
+        report.stages["commit"] = time.perf_counter() - commit_started
+        if progress:
+            progress("write", len(rows))
     report.elapsed_s = time.perf_counter() - started
     return report
 
@@ -110,9 +120,10 @@ def _check_causes(unique: dict[str, tuple[int, FactIn]], existing: set[str]) -> 
                 raise IngestValidationError("a fact cannot cause itself", line=line, field="caused_by")
 
 
-def _prepare(
+def prepare_rows(
     bank_id: str, facts: list[tuple[int, FactIn]], deps: IngestDeps, report: IngestReport, progress: Progress | None
-) -> tuple[list[dict[str, object]], dict[str, list[str]]]:
+) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """Embed and find entities (the CPU-bound part, outside any transaction): one row per fact."""
     texts = [f.text for _, f in facts]
     step = max(deps.settings.embed_batch_size * 4, 64)
     vectors: list[list[float]] = []
@@ -132,7 +143,7 @@ def _prepare(
     return rows, names
 
 
-def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, object]:
+def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, Any]:
     return {
         "id": unit_id,
         "bank_id": bank_id,
@@ -150,56 +161,6 @@ def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, 
         "document_id": fact.document_id,
         "chunk_id": fact.chunk.id if fact.chunk else None,
     }
-
-
-def _write(
-    bank_id: str,
-    rows: list[dict[str, object]],
-    names: dict[str, list[str]],
-    new: dict[str, tuple[int, FactIn]],
-    deps: IngestDeps,
-    report: IngestReport,
-    progress: Progress | None,
-) -> None:
-    s = deps.settings
-    facts = [f for _, f in new.values()]
-    t = report.timed
-    with deps.engine.begin() as conn:
-        with t("write_units"):
-            cfg = repo.lock_bank(conn, bank_id, s.text_search_config)
-            repo.insert_documents(conn, bank_id, [f.document_id for f in facts if f.document_id])
-            repo.insert_chunks(conn, bank_id, _chunks(facts))
-            inserted = repo.insert_units(conn, rows, cfg)
-        report.inserted = len(inserted)
-        report.skipped += len(rows) - len(inserted)
-        keep = set(inserted)
-        with t("write_entities"):
-            report.entity_links = repo.link_entities(conn, bank_id, {u: n for u, n in names.items() if u in keep})
-        with t("link_semantic"):
-            semantic = repo.add_semantic_links(
-                conn, bank_id, inserted, threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k
-            )
-        with t("link_temporal"):
-            temporal = repo.add_temporal_links(
-                conn, bank_id, inserted, window_hours=s.temporal_link_window_hours, top_k=s.temporal_link_top_k
-            )
-        with t("link_causal"):
-            causal = repo.add_causal_links(conn, _causal_pairs(bank_id, facts, keep))
-        report.links = {"semantic": semantic, "temporal": temporal, "causal": causal}
-        with t("bm25_stats"):
-            repo.update_bank_stats(conn, bank_id, inserted)
-        commit_started = time.perf_counter()
-    report.stages["commit"] = time.perf_counter() - commit_started
-    if progress:
-        progress("write", len(rows))
-
-
-def _chunks(facts: list[FactIn]) -> list[dict[str, object]]:
-    seen: dict[str, dict[str, object]] = {}
-    for f in facts:
-        if f.chunk:
-            seen.setdefault(f.chunk.id, {"id": f.chunk.id, "document_id": f.document_id, "text": f.chunk.text})
-    return list(seen.values())
 
 
 def _causal_pairs(bank_id: str, facts: list[FactIn], keep: set[str]) -> list[tuple[str, str]]:
