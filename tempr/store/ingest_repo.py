@@ -233,62 +233,6 @@ def link_entities(conn: Connection, bank_id: str, unit_names: dict[str, list[str
     return result.rowcount or 0
 
 
-def add_semantic_links(conn: Connection, bank_id: str, unit_ids: Sequence[str], *, threshold: float, top_k: int) -> int:
-    """Each new unit links to its k nearest neighbours in the bank with cosine >= threshold."""
-    if not unit_ids or top_k <= 0:
-        return 0
-    conn.execute(text("SET LOCAL hnsw.ef_search = 100"))
-    result = conn.execute(
-        text("""
-        INSERT INTO memory_links (from_unit_id, to_unit_id, link_type, weight)
-        SELECT n.id, nb.id, 'semantic', LEAST(1.0, 1.0 - nb.dist)
-        FROM memory_units n
-        CROSS JOIN LATERAL (
-            SELECT m.id, m.embedding <=> n.embedding AS dist
-            FROM memory_units m
-            WHERE m.bank_id = :b AND m.id <> n.id
-            ORDER BY m.embedding <=> n.embedding
-            LIMIT :k
-        ) nb
-        WHERE n.id = ANY(CAST(:ids AS uuid[])) AND nb.dist <= 1.0 - :threshold
-        ON CONFLICT DO NOTHING
-        """),
-        {"b": bank_id, "ids": list(unit_ids), "k": top_k, "threshold": threshold},
-    )
-    return result.rowcount or 0
-
-
-def add_temporal_links(
-    conn: Connection, bank_id: str, unit_ids: Sequence[str], *, window_hours: float, top_k: int
-) -> int:
-    """Link each new dated unit to its nearest-in-time neighbours within the window.
-
-    weight = 1 - |dt| / window, so facts of the same moment link at 1.0.
-    """
-    if not unit_ids or top_k <= 0:
-        return 0
-    result = conn.execute(
-        text("""
-        INSERT INTO memory_links (from_unit_id, to_unit_id, link_type, weight)
-        SELECT n.id, nb.id, 'temporal', GREATEST(0.0, 1.0 - nb.dh / :window)
-        FROM memory_units n
-        CROSS JOIN LATERAL (
-            SELECT m.id, abs(extract(epoch FROM m.event_date - n.event_date)) / 3600.0 AS dh
-            FROM memory_units m
-            WHERE m.bank_id = :b AND m.id <> n.id
-              AND m.event_date BETWEEN n.event_date - make_interval(secs => :window * 3600)
-                                   AND n.event_date + make_interval(secs => :window * 3600)
-            ORDER BY abs(extract(epoch FROM m.event_date - n.event_date)), m.id
-            LIMIT :k
-        ) nb
-        WHERE n.id = ANY(CAST(:ids AS uuid[])) AND n.event_date IS NOT NULL
-        ON CONFLICT DO NOTHING
-        """),
-        {"b": bank_id, "ids": list(unit_ids), "k": top_k, "window": window_hours},
-    )
-    return result.rowcount or 0
-
-
 def add_causal_links(conn: Connection, pairs: Sequence[tuple[str, str]]) -> int:
     """(effect unit, cause unit) pairs from ``caused_by``; weight 1.0."""
     if not pairs:
