@@ -110,6 +110,9 @@ class Settings(BaseSettings):
     temporal_link_window_hours: float = 24.0
     temporal_link_top_k: int = 10
     entity_extraction: Literal["spacy", "rules", "none"] = "spacy"
+    ingest_chunk_facts: int = 2000
+    """Files longer than this are staged chunk by chunk (bounded memory) and published in one
+    transaction; ``--via-workers`` sends one chunk per task to the ingest queue."""
 
     # --- execution ---------------------------------------------------------
     recall_timeout_s: float = 30.0
