@@ -128,5 +128,5 @@ def _via_workers(args: argparse.Namespace, res: Any, chunk: int) -> dict[str, An
     return with_elapsed(status["result"], time.perf_counter() - started)
 
 
-def _bar(args: argparse.Namespace, total: int | None, unit: str) -> tqdm:  # type: ignore[type-arg]
+def _bar(args: argparse.Namespace, total: int | None, unit: str) -> tqdm:
     return tqdm(total=total, unit=unit, desc=f"ingest {args.bank}", disable=args.json, file=sys.stderr)

@@ -24,8 +24,9 @@ from typing import Any
 from sqlalchemy import Engine
 
 from config.errors import IngestValidationError, ValidationError
+from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, validate_fact
-from tempr.ingest.pipeline import IngestDeps, IngestReport, check_bank_id, prepare_rows
+from tempr.ingest.pipeline import IngestDeps, IngestReport, prepare_rows
 from tempr.ingest.write import write_batch
 from tempr.store import import_repo, ingest_repo
 

@@ -84,7 +84,7 @@ def _temporal_links(
     ids = [str(r["id"]) for r in rows]
     dates = [r["occurred_start"] or r["occurred_end"] or r["mentioned_at"] for r in rows]
     window, k = s.temporal_link_window_hours, s.temporal_link_top_k
-    batch = links.temporal_candidates(ids, dates, window_hours=window, top_k=k)  # type: ignore[arg-type]
+    batch = links.temporal_candidates(ids, dates, window_hours=window, top_k=k)
     existing = (
         repo.existing_temporal_candidates(conn, bank_id, window_hours=window, top_k=k) if had_units and k > 0 else {}
     )
