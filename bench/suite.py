@@ -69,7 +69,10 @@ def scale_config(o: Options) -> scale.ScaleConfig:
 
 
 def ingest_config(o: Options) -> ingest.IngestConfig:
-    return ingest.IngestConfig(facts=o.facts or (300 if o.quick else 5000), write=o.writes)
+    cfg = ingest.IngestConfig(facts=o.facts or (300 if o.quick else 5000), write=o.writes)
+    if o.quick:
+        cfg.workers, cfg.peer = (1,), False
+    return cfg
 
 
 @dataclass
@@ -146,9 +149,9 @@ def summary(out: Timed) -> str:
             "",
         ]
     ing = out.results.get("ingest")
-    if ing is not None and ing.cli:
-        parts = [f"{label}: {rep['facts_per_s']:.0f} facts/s" for label, rep in ing.cli.items()]
-        lines += [f"`tempr ingest` of {ing.cfg.facts:,} facts: " + "; ".join(parts) + ".", ""]
+    if ing is not None and ing.runs:
+        parts = [f"{label}: {rep['facts_per_s']:.0f} facts/s" for label, rep in ing.runs.items()]
+        lines += [f"Ingest of {ing.facts:,} facts: " + "; ".join(parts) + ".", ""]
     rows = [[k, f"{v / 60:.1f}"] for k, v in out.wall_s.items()]
     lines += ["Wall time of this run (minutes):", "", report.table(["part", "min"], rows), "", report.machine_line()]
     return "\n".join(lines)

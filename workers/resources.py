@@ -59,8 +59,14 @@ class Resources:
     def embedder(self) -> Embedder:
         from tempr.providers.embedder import make_embedder
 
+        s = self.settings
         return self._get(
-            "embedder", lambda: make_embedder(self.settings.embedder, batch_size=self.settings.embed_batch_size)
+            "embedder",
+            lambda: make_embedder(
+                s.embedder,
+                batch_size=s.embed_batch_size,
+                cache_dir=s.model_cache_dir or s.state_dir.resolve() / "models",
+            ),
         )
 
     @property

@@ -5,6 +5,7 @@ Routes (docs/execution.md has curl examples):
     POST   /v1/default/banks/{bank_id}/memories/recall/async   202 + job id at once
     GET    /v1/jobs/{job_id}                                   status, result or error, webhook deliveries
     POST   /v1/default/banks/{bank_id}/facts                   ingest a JSON array of facts
+    POST   /v1/default/banks/{bank_id}/imports                 202 + job id: a large JSONL body via the ingest workers
     DELETE /v1/default/banks/{bank_id}                         delete a bank
     GET    /v1/banks                                           every bank and its size
     GET    /v1/banks/{bank_id}                                 one bank: size, types, tags, newest facts

@@ -1,4 +1,5 @@
-"""Writes to a bank: ingest a JSON array of facts (one transaction), delete a bank.
+"""Writes to a bank: ingest a JSON array of facts (one transaction), import a large JSONL body
+through the ingest workers (all at once or not at all), delete a bank.
 
 Both change the bank's version, so every cached recall of that bank is bypassed from then on.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Body, Request
+from fastapi.concurrency import run_in_threadpool
 
 from tempr.api.gateway import gateway
 from tempr.bank_ids import check_bank_id
@@ -41,6 +43,44 @@ def ingest(
     parsed = parse_array(facts)
     report = ingest_facts(bank_id, parsed, IngestDeps(res.engine, res.embedder, res.extractor, res.settings))
     return report.to_dict()
+
+
+@router.post(
+    "/v1/default/banks/{bank_id}/imports",
+    status_code=202,
+    responses={
+        202: {"description": "validated and queued: poll GET /v1/jobs/{job_id} for progress"},
+        422: {"description": "a bad fact: the body names its line and field; nothing was queued"},
+    },
+)
+async def import_facts(bank_id: str, request: Request) -> dict[str, Any]:
+    """A large body of JSON Lines (one fact per line), imported by the ingest workers in chunks.
+
+    The body is spooled to a temporary file (never held whole), validated completely, then
+    split into chunks on the ``ingest`` queue; the facts become visible all at once when the
+    last chunk is staged, or not at all.
+    """
+    import tempfile
+    from pathlib import Path
+
+    from tempr.ingest import fleet
+
+    check_bank_id(bank_id)
+    gw = gateway(request)
+    with tempfile.TemporaryDirectory(prefix="tempr-import-") as tmp:
+        path = Path(tmp) / "body.jsonl"
+        with path.open("wb") as out:
+            async for part in request.stream():
+                out.write(part)
+        import_id = await run_in_threadpool(
+            fleet.submit_file,
+            path,
+            bank_id,
+            gw.resources.engine,
+            gw.celery_app,
+            chunk_facts=gw.settings.ingest_chunk_facts,
+        )
+    return {"job_id": import_id, "status": "queued", "status_url": f"/v1/jobs/{import_id}"}
 
 
 @router.delete("/v1/default/banks/{bank_id}", responses={404: {"description": "no such bank"}})

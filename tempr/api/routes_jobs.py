@@ -1,4 +1,7 @@
-"""Job status: queued | running | succeeded | failed, the result or error, webhook deliveries."""
+"""Job status: queued | running | succeeded | failed, the result or error, webhook deliveries.
+
+Imports (ids ``import-...``) report progress: facts done / total, rate and ETA.
+"""
 
 from __future__ import annotations
 
@@ -16,5 +19,13 @@ router = APIRouter(tags=["jobs"])
 @router.get("/v1/jobs/{job_id}", responses={404: {"description": "unknown (or expired) job"}})
 async def get_job(job_id: str, request: Request) -> dict[str, Any]:
     gw = gateway(request)
+    if job_id.startswith("import-"):
+        from config.errors import NotFound
+        from tempr.ingest.fleet import import_status
+
+        status = await run_in_threadpool(import_status, job_id, gw.resources.engine)
+        if status is None:
+            raise NotFound(f"no job {job_id!r}")
+        return status
     grace = gw.settings.recall_deadline_grace_s
     return await run_in_threadpool(job_status, job_id, app=gw.celery_app, store=gw.store, grace_s=grace)
