@@ -64,6 +64,13 @@ class Settings(BaseSettings):
     reranker_max_candidates: int = answer(300)
     reranker_device: str | None = None
     """None: cuda when available, else cpu."""
+    recall_profile: Literal["default", "seed"] = answer("default")
+    """`default`: the learned ranker is the rerank stage when no cross-encoder is configured, and
+    its score is the final score (recency, temporal proximity and proof are among its features,
+    not boosts on top). `seed`: the seed design exactly: the RRF-derived fallback without a
+    cross-encoder, the three multiplicative boosts, recency on the fallback. See README."""
+    ranker_model_path: Path | None = answer(None)
+    """The learned ranker's LightGBM model file. None: the one shipped in tempr/data/ranker.txt."""
     rerank_batch_max_pairs: int = 512
     """Rerank workers merge concurrent requests into one model call of at most this many pairs..."""
     rerank_batch_wait_ms: float = 10.0

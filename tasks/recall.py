@@ -113,6 +113,8 @@ def build_chord(env: JobEnvelope, plan: QueryPlan, timings: dict[str, float]) ->
         )
         for s in ALL_STRATEGIES
     )
-    body_plan = plan.model_copy(update={"embedding": []})  # the strategies needed it; nothing after them does
+    # The strategies need the embedding, and so does the learned ranker (cosine of every candidate);
+    # the seed profile's steps after the strategies do not, so its payloads drop it.
+    body_plan = plan if settings.recall_profile != "seed" else plan.model_copy(update={"embedding": []})
     state = FuseState(env=env, plan=body_plan, timings=timings, sent_at=now)
     return chord(header, app.signature("tempr.fuse.collect", args=(state.send(),)))

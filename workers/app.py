@@ -73,10 +73,15 @@ def _consumes_rerank(celery_app: Celery) -> bool:
 
 
 def _warm_rerank_model() -> None:
-    if get_resources().settings.reranker_model and _consumes_rerank(app):
+    if not _consumes_rerank(app):
+        return
+    if get_resources().settings.reranker_model:
         from workers.rerank_batcher import warm_up
 
         warm_up()
+    ranker = get_resources().ranker
+    if ranker is not None:
+        ranker.uses_cross_encoder  # noqa: B018 - reading it loads the model now, not on the first recall
 
 
 def _warm_temporal() -> None:

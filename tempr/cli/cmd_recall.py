@@ -119,6 +119,8 @@ def print_table(response: RecallResponse, *, width: int = 88, limit: int = 0) ->
         text = r.text if len(r.text) <= width else r.text[: width - 1] + "…"
         arms = "".join(k[0].upper() for k in _ARMS if getattr(r.scores, k) is not None)
         print(f"{rank:>3}. {r.scores.final:.3f} [{arms:<4}] {when:<10} {text}")
+        if response.trace:
+            _print_features(response.trace.get("rerank") or {}, r.id)
     if response.trace:
         print_trace(response, shown)
 
@@ -169,3 +171,12 @@ def print_waterfall(timings: dict[str, float], *, width: int = 40) -> None:
         drawn = (" " * lead + "░" * wait + "█" * work)[: width + 1]
         print(f"  {bar.step:<18} {drawn:<{width + 1}} wait {bar.wait_ms:>7.1f}  work {bar.work_ms:>7.1f}")
     print(f"  {'total':<18} {'':<{width + 1}} {total:>25.1f}")
+
+
+def _print_features(rerank: dict[str, Any], unit_id: str) -> None:
+    """Under a result: the learned ranker's raw score and the candidate's non-zero features."""
+    names, row = rerank.get("feature_names"), (rerank.get("features") or {}).get(unit_id)
+    if not names or row is None:
+        return
+    parts = [f"{n} {v:.3g}" for n, v in zip(names, row, strict=True) if v]
+    print(f"       ranker {rerank.get('raw', {}).get(unit_id, 0.0):+.3f} · " + " · ".join(parts))

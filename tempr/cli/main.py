@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_demo,
         cmd_flower,
         cmd_ingest,
+        cmd_ranker,
         cmd_recall,
         cmd_services,
         cmd_worker,
@@ -31,7 +32,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="tempr", description="TEMPR recall for AI-agent memory")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (cmd_services, cmd_ingest, cmd_recall, cmd_worker, cmd_api, cmd_flower, cmd_demo, cmd_bench):
+    for module in (
+        cmd_services,
+        cmd_ingest,
+        cmd_recall,
+        cmd_worker,
+        cmd_api,
+        cmd_flower,
+        cmd_demo,
+        cmd_bench,
+        cmd_ranker,
+    ):
         module.add_parser(sub)
     return parser
 

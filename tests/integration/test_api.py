@@ -47,7 +47,7 @@ def comparable(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _direct(resources: Any, bank: str, body: dict[str, Any]) -> dict[str, Any]:
-    ctx = RecallContext(resources.engine, resources.embedder, resources.settings)
+    ctx = RecallContext(resources.engine, resources.embedder, resources.settings, ranker=resources.ranker)
     return recall(bank, RecallRequest.model_validate(body), ctx).model_dump(mode="json")
 
 

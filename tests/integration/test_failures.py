@@ -63,7 +63,7 @@ def test_failed_and_timed_out_strategies_degrade_the_answer(
     assert job.status()["status"] == "succeeded"
 
     # The same fusion of the surviving strategies, in process.
-    ctx = RecallContext(resources.engine, resources.embedder, resources.settings)
+    ctx = RecallContext(resources.engine, resources.embedder, resources.settings, ranker=resources.ranker)
     plan = analyse(bank, request, ctx)
     results = [
         degraded(s, "down") if s in (Strategy.SEMANTIC, Strategy.GRAPH) else run_strategy(s, plan, ctx)
