@@ -52,7 +52,11 @@ def test_every_http_route_is_in_the_readme() -> None:
 
     from tempr.api.app import create_app
 
-    app = create_app(celery_app=object(), resources=object())  # type: ignore[arg-type]
+    from types import SimpleNamespace
+
+    from config.settings import Settings
+
+    app = create_app(celery_app=object(), resources=SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
     shown = (ROOT / "README.md").read_text(encoding="utf-8")
     for route in app.routes:
         if isinstance(route, APIRoute) and "oauth2" not in route.path:
