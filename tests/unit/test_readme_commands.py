@@ -48,13 +48,12 @@ def test_make_targets_exist() -> None:
 
 
 def test_every_http_route_is_in_the_readme() -> None:
-    from fastapi.routing import APIRoute
-
-    from tempr.api.app import create_app
-
     from types import SimpleNamespace
 
+    from fastapi.routing import APIRoute
+
     from config.settings import Settings
+    from tempr.api.app import create_app
 
     app = create_app(celery_app=object(), resources=SimpleNamespace(settings=Settings()))  # type: ignore[arg-type]
     shown = (ROOT / "README.md").read_text(encoding="utf-8")
