@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksu
 export HF_HUB_OFFLINE := 1
 export XDG_RUNTIME_DIR ?= /tmp
 
-.PHONY: install demo test lint unit bench faults fuzz services-down clean tools fleet-test
+.PHONY: install demo test lint unit bench faults fuzz services-down clean tools fleet-test browser
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -22,7 +22,7 @@ demo: install
 	$(TEMPR) ingest --bank demo tempr/data/sample_bank.jsonl
 	$(TEMPR) demo --bank demo
 
-test: install lint tools
+test: install lint tools browser
 	$(PY) -m pytest
 
 # Debian tools the deploy checks need (docker-compose, iproute2): installed only where missing.
@@ -32,6 +32,9 @@ tools:
 # Five hosts made of network namespaces (needs root): scenarios table -> RELIABILITY.md. ~10 min.
 fleet-test: install tools
 	$(PY) -m bench.fleet.run
+
+browser:  # Debian's chromium + chromedriver for the console's browser test (apt-get only if missing)
+	@scripts/ensure-chromium.sh
 
 lint: install
 	$(VENV)/bin/ruff check .

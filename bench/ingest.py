@@ -1,14 +1,19 @@
-"""Ingest throughput: a 5,000-fact JSONL file through `tempr ingest`, and the write path alone.
+"""Ingest throughput, side by side in one run: tempr single-process, tempr through 1 and 2 ingest
+workers, the Hindsight 1.1 peer on the same facts, and the embedder alone on the same texts.
 
-* ``tempr ingest`` runs as a subprocess on a generated JSONL file, exactly as a user
-  would run it: validation, embeddings with the real model, entities (spaCy + rules when
-  the file gives none), links and BM25 statistics, one transaction. Measured twice, with
-  and without ``entities`` in the file. The command's own facts/s (from ``--json``) and
-  the process's wall time (which adds start-up and model loading) are both reported.
-* The write path alone: the same number of facts through ``ingest_facts`` in-process with
-  precomputed (cached) embeddings and given entities.
+* Facts: the LoCoMo dev conversations (``bench/ingest_peer.py``; synthetic facts without the
+  data), entities extracted (the files give none), then the same facts with entities given
+  (extracted once beforehand, untimed).
+* Embedder standalone: the configured embedder on the same texts, measured before and after
+  the tempr runs (the mean is the bound: ingest cannot beat its own embedder).
+* Single process: ``ingest_facts`` in this process with warm models; the report's per-stage
+  times give the breakdown. CPU per fact is this process's CPU (PostgreSQL's is not counted).
+* Via workers: ``fleet.submit_file`` + wait, chunks on the ``ingest`` queue consumed by a
+  prefork worker of 1 or 2 processes (models warmed first); CPU is the workers' CPU.
+* ``tempr ingest --via-workers`` of a 250-fact file on that warm fleet: the command's wall time.
+* Hindsight: its document-transfer import of the same facts (``hindsight_peer.sh load-all``).
 
-Each measurement uses a fresh bank that is deleted afterwards.
+Each tempr run writes a fresh bank, deleted afterwards.
 """
 
 from __future__ import annotations
@@ -24,50 +29,177 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import banks, report, synthetic
+from bench import banks, ingest_peer, report, synthetic
 from bench.progress import log
 
 OFFSET = 1_000_000
-"""JSONL facts are synthetic facts OFFSET.. so their text is new to every bank and to the embedding cache."""
+"""Synthetic facts OFFSET.. so their text is new to every bank and to the embedding cache."""
 
 
 @dataclass
 class IngestConfig:
     facts: int = 5000
+    """Synthetic facts, used only when the LoCoMo dev data is not beside the repository."""
     write: bool = True
     seed: int = synthetic.DEFAULT_SEED
+    workers: tuple[int, ...] = (1, 2)
+    chunk_facts: int = 150
+    peer: bool = True
 
 
 @dataclass
 class IngestResult:
     cfg: IngestConfig
-    cli: dict[str, dict[str, Any]] = field(default_factory=dict)
-    write_path: dict[str, Any] = field(default_factory=dict)
-    table_rows: int = 0
+    source: str = ""
+    facts: int = 0
+    embedder: dict[str, Any] = field(default_factory=dict)
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cli_250: dict[str, Any] = field(default_factory=dict)
+    peer: dict[str, Any] = field(default_factory=dict)
     machine: dict[str, Any] = field(default_factory=dict)
 
 
-def write_jsonl(path: Path, n: int, seed: int, *, entities: bool) -> None:
+def write_synthetic(path: Path, n: int, seed: int) -> None:
     with path.open("w", encoding="utf-8") as out:
         for i in range(OFFSET, OFFSET + n):
             fact = synthetic.fact(i, seed)
             fact["id"] = f"jsonl-{i}"
-            if not entities:
-                fact.pop("entities")
+            fact.pop("entities")
             out.write(json.dumps(fact) + "\n")
 
 
-def run_cli(path: Path, bank: str) -> dict[str, Any]:
+def _inputs(tmp: Path, cfg: IngestConfig) -> tuple[Path, str, list[Path]]:
+    locomo = ingest_peer.convert_locomo(tmp / "locomo")
+    path = tmp / "extracted.jsonl"
+    if locomo:
+        with path.open("w", encoding="utf-8") as out:
+            for bank in locomo:
+                out.write((bank / "facts.jsonl").read_text(encoding="utf-8"))
+        return path, f"LoCoMo dev ({len(locomo)} conversations)", locomo
+    write_synthetic(path, cfg.facts, cfg.seed)
+    return path, "synthetic (`bench/synthetic.py`)", []
+
+
+def _with_entities(src: Path, dst: Path, extractor: Any) -> None:
+    objs = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for obj, names in zip(objs, extractor.extract([o["text"] for o in objs]), strict=True):
+        obj["entities"] = names
+    dst.write_text("".join(json.dumps(o) + "\n" for o in objs), encoding="utf-8")
+
+
+def _embed_rate(res: Any, texts: list[str]) -> float:
+    started = time.perf_counter()
+    step = max(res.settings.embed_batch_size * 4, 64)
+    for lo in range(0, len(texts), step):
+        res.embedder.embed(texts[lo : lo + step])
+    return len(texts) / (time.perf_counter() - started)
+
+
+def _single(res: Any, path: Path) -> dict[str, Any]:
+    from tempr.ingest.facts import parse_jsonl
+    from tempr.ingest.pipeline import IngestDeps, ingest_facts
+
+    facts = list(parse_jsonl(path.read_text(encoding="utf-8").splitlines()))
+    bank = f"bench-ingest-{uuid.uuid4().hex[:8]}"
+    cpu = time.process_time()
+    try:
+        rep = ingest_facts(bank, facts, IngestDeps(res.engine, res.embedder, res.extractor, res.settings))
+    finally:
+        banks.delete_bank(res.engine, bank)
+    cpu = time.process_time() - cpu
+    return {**rep.to_dict(), "cpu_ms_per_fact": round(1000 * cpu / max(1, rep.received), 2)}
+
+
+def _worker_cpu(pids: list[int]) -> float:
+    import psutil
+
+    total = 0.0
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            for p in [proc, *proc.children(recursive=True)]:
+                t = p.cpu_times()
+                total += t.user + t.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
+def _via_workers(res: Any, path: Path, n_workers: int, cfg: IngestConfig, tmp: Path) -> tuple[dict[str, Any], dict]:
+    from bench import stack
+    from tempr.ingest import fleet
+    from tempr.services import process
+    from workers.app import app
+
+    spec = stack.WorkerSpec(f"bench-ingest{n_workers}", "ingest", n_workers, "prefork")
+    others = _pause_other_ingest_consumers(app, spec.name)
+    try:
+        with stack.bench_workers([spec]) as fleet_:
+            pid = process.read_pid(fleet_.detached.pidfile(spec.name))
+            warm = tmp / "warm.jsonl"
+            write_synthetic(warm, 4 * n_workers, cfg.seed)
+            _run_import(res, warm, 2, app, fleet)  # every pool process loads its models now
+            cpu = _worker_cpu([pid] if pid else [])
+            out = _run_import(res, path, cfg.chunk_facts, app, fleet)
+            out["cpu_ms_per_fact"] = round(
+                1000 * (_worker_cpu([pid] if pid else []) - cpu) / max(1, out["received"]), 2
+            )
+            cli = _cli_250(tmp)
+    finally:
+        _resume(app, others)
+    return out, cli
+
+
+def _run_import(res: Any, path: Path, chunk: int, app: Any, fleet: Any) -> dict[str, Any]:
+    from tempr.ingest.imports import with_elapsed
+
+    bank = f"bench-ingest-{uuid.uuid4().hex[:8]}"
+    started = time.perf_counter()
+    try:
+        job = fleet.submit_file(path, bank, res.engine, app, chunk_facts=chunk)
+        status = fleet.wait(job, res.engine, poll_s=0.1)
+        if status["status"] != "succeeded":
+            raise RuntimeError(f"import failed: {status['error']}")
+        return with_elapsed(status["result"], time.perf_counter() - started)
+    finally:
+        banks.delete_bank(res.engine, bank)
+
+
+def _cli_250(tmp: Path) -> dict[str, Any]:
+    from workers.resources import get_resources
+
+    path = tmp / "f250.jsonl"
+    write_synthetic(path, 250, synthetic.DEFAULT_SEED + 1)
+    bank = f"bench-cli-{uuid.uuid4().hex[:8]}"
     script = Path(sys.executable).with_name("tempr")
     head = [str(script)] if script.exists() else [sys.executable, "-m", "tempr.cli.main"]
-    cmd = [*head, "ingest", "--bank", bank, str(path), "--json"]
     started = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, check=False)
+    done = subprocess.run(
+        [*head, "ingest", "--bank", bank, str(path), "--via-workers", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        check=False,
+    )
     wall = time.perf_counter() - started
+    banks.delete_bank(get_resources().engine, bank)
     if done.returncode != 0:
-        raise RuntimeError(f"tempr ingest failed ({done.returncode}): {done.stderr[-2000:]}")
-    rep = json.loads(done.stdout.strip().splitlines()[-1])
-    return {**rep, "wall_s": round(wall, 1)}
+        raise RuntimeError(f"tempr ingest --via-workers failed: {done.stderr[-2000:]}")
+    return {"facts": 250, "wall_s": round(wall, 2), **json.loads(done.stdout.strip().splitlines()[-1])}
+
+
+def _pause_other_ingest_consumers(app: Any, ours: str) -> list[str]:
+    """Workers started elsewhere (`tempr services up`'s) stop taking ingest tasks during the run."""
+    replies = app.control.inspect(timeout=1.0).active_queues() or {}
+    others = [w for w, qs in replies.items() if not w.startswith(ours) and any(q["name"] == "ingest" for q in qs)]
+    if others:
+        app.control.cancel_consumer("ingest", destination=others, reply=True)
+    return others
+
+
+def _resume(app: Any, others: list[str]) -> None:
+    if others:
+        app.control.add_consumer("ingest", destination=others, reply=True)
 
 
 def run(cfg: IngestConfig) -> IngestResult:
@@ -76,87 +208,41 @@ def run(cfg: IngestConfig) -> IngestResult:
 
     stack.services_up()
     res = get_resources()
-    result = IngestResult(cfg, machine=report.machine())
-    nonce = uuid.uuid4().hex[:8]
-    with tempfile.TemporaryDirectory(prefix="tempr-bench-ingest-") as tmp:
-        for label, with_entities in (
-            ("entities extracted (spaCy + rules)", False),
-            ("entities given in the file", True),
-        ):
-            path = Path(tmp) / f"facts-{int(with_entities)}.jsonl"
-            write_jsonl(path, cfg.facts, cfg.seed, entities=with_entities)
-            bank = f"bench-ingest-{nonce}-{int(with_entities)}"
-            log(f"tempr ingest of {cfg.facts:,} facts ({label})")
+    result = IngestResult(cfg)
+    with tempfile.TemporaryDirectory(prefix="tempr-bench-ingest-") as tmp_name:
+        tmp = Path(tmp_name)
+        extracted, result.source, locomo = _inputs(tmp, cfg)
+        given = tmp / "given.jsonl"
+        _with_entities(extracted, given, res.extractor)
+        texts = [json.loads(line)["text"] for line in extracted.read_text().splitlines() if line.strip()]
+        result.facts = len(texts)
+        _embed_rate(res, texts[:64])  # warm
+        log(f"embedder alone on {len(texts):,} texts")
+        before = _embed_rate(res, texts)
+        for label, path in (("entities extracted", extracted), ("entities given", given)):
+            log(f"single process, {label}")
+            result.runs[f"tempr single process, {label}"] = _single(res, path)
+        for n in cfg.workers:
+            log(f"via {n} ingest worker process(es), entities extracted")
+            run_, cli = _via_workers(res, extracted, n, cfg, tmp)
+            result.runs[f"tempr via workers ({n} process{'es' if n > 1 else ''}), entities extracted"] = run_
+            result.cli_250 = result.cli_250 or cli
+        after = _embed_rate(res, texts)
+        result.embedder = {"kind": res.settings.embedder, "before": round(before, 1), "after": round(after, 1)}
+        result.embedder["texts_per_s"] = round((before + after) / 2, 1)
+        if cfg.peer and locomo and ingest_peer.peer_installed():
+            log("Hindsight peer: document-transfer import of the same banks")
             try:
-                result.cli[label] = run_cli(path, bank)
-            finally:
-                banks.delete_bank(res.engine, bank)
-    bank = f"bench-ingest-{nonce}-write"
-    log(f"write path: {cfg.facts:,} facts with cached embeddings")
-    try:
-        build = banks.ensure_bank(cfg.facts, res, banks.make_cache(res), seed=cfg.seed, bank=bank)
-        result.write_path = {
-            "facts": build.inserted,
-            "seconds": round(build.ingest_s, 1),
-            "facts_per_s": round(build.facts_per_s, 1),
-        }
-    finally:
-        banks.delete_bank(res.engine, bank)
-    from sqlalchemy import text
-
-    with res.engine.connect() as conn:
-        result.table_rows = int(conn.execute(text("SELECT count(*) FROM memory_units")).scalar_one())
+                result.peer = ingest_peer.peer_import(tmp / "locomo", len(texts))
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                result.peer = {"error": str(exc)[-300:]}
     result.machine = report.machine()
     return result
 
 
-def render(result: IngestResult) -> str:
-    n = result.cfg.facts
-    rows = []
-    for label, rep in result.cli.items():
-        rows.append(
-            [
-                f"`tempr ingest`, {label}",
-                f"{rep['inserted']:,}",
-                report.fmt(rep["elapsed_s"], 1),
-                report.fmt(rep["facts_per_s"], 0),
-                report.fmt(rep["wall_s"], 1),
-                report.fmt(rep["inserted"] / rep["wall_s"], 0),
-            ]
-        )
-    w = result.write_path
-    if w:
-        rows.append(
-            [
-                "write path only (`ingest_facts`, cached embeddings, entities given)",
-                f"{w['facts']:,}",
-                report.fmt(w["seconds"], 1),
-                report.fmt(w["facts_per_s"], 0),
-                "–",
-                "–",
-            ]
-        )
-    return "\n".join(
-        [
-            "## Ingest throughput",
-            "",
-            f"A {n:,}-fact JSONL file (synthetic facts, `bench/synthetic.py`) ingested with `tempr ingest --bank B FILE "
-            "--json` into a fresh bank, deleted afterwards. *ingest s* and *facts/s* are the command's own report "
-            "(validation done, then embed, entities, links, BM25 statistics and the transaction); *process s* adds "
-            "interpreter start-up and model loading.",
-            "",
-            report.machine_line(result.machine),
-            "",
-            report.table(["what", "facts", "ingest s", "facts/s", "process s", "facts/s incl. start-up"], rows),
-            "",
-            f"Other banks in the database during this run: {result.table_rows:,} facts. Semantic links are an HNSW k-NN "
-            "query per new fact over the one index all banks share, so ingest slows as the database grows; the "
-            "latency section times the write path again while building the 10k and 100k banks.",
-        ]
-    )
-
-
 def main(cfg: IngestConfig) -> IngestResult:
+    from bench.ingest_render import render
+
     result = run(cfg)
     text = render(result)
     print(text)

@@ -21,30 +21,25 @@ def _save(fig: plt.Figure, path: Path) -> None:
 
 
 def recall_bars(series: dict[str, list[float]], ks: Sequence[int], path: Path, title: str) -> None:
-    """Two panels of recall@k lines: strategies alone vs the full pipeline (left), ablations (right)."""
-    left = {n: v for n, v in series.items() if "−" not in n}
-    right = {n: v for n, v in series.items() if "−" in n or n.startswith("full pipeline") or n.startswith("DRAGON")}
+    """Recall@k lines: the default pipeline (bold) against the seed profile and the baselines."""
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
-        for ax, group, sub in (
-            (axes[0], left, "full pipeline vs single strategies"),
-            (axes[1], right, "ablation: full pipeline minus one strategy"),
-        ):
-            for name, values in group.items():
-                style = {"linewidth": 2.6, "marker": "o"} if name.startswith("full pipeline") else {"marker": "."}
-                if name.startswith("DRAGON"):
-                    style = {"linestyle": "--", "color": "black", "marker": "s", "linewidth": 1.5}
-                if name == "full pipeline, through the workers":
-                    style = {"linewidth": 2.6, "marker": "o", "linestyle": ":", "color": "tab:blue"}
-                ax.plot(list(ks), values, label=name, **style)
-            ax.set_xscale("log")
-            ax.set_xticks(list(ks), [str(k) for k in ks])
-            ax.minorticks_off()
-            ax.set_xlabel("k (top-k results)")
-            ax.set_title(sub)
-            ax.set_ylim(0, 100)
-            ax.legend(fontsize=8, loc="best")
-        axes[0].set_ylabel("evidence recall@k (%)")
+        fig, ax = plt.subplots(1, 1, figsize=(8, 5))
+        for name, values in series.items():
+            style: dict[str, object] = {"marker": "."}
+            if name.startswith("default"):
+                style = {"linewidth": 2.6, "marker": "o", "color": "tab:blue"}
+                if "workers" in name:
+                    style["linestyle"] = ":"
+            if name.startswith("DRAGON"):
+                style = {"linestyle": "--", "color": "black", "marker": "s", "linewidth": 1.5}
+            ax.plot(list(ks), values, label=name, **style)
+        ax.set_xscale("log")
+        ax.set_xticks(list(ks), [str(k) for k in ks])
+        ax.minorticks_off()
+        ax.set_xlabel("k (top-k results)")
+        ax.set_ylabel("evidence recall@k (%)")
+        ax.set_ylim(0, 100)
+        ax.legend(fontsize=8, loc="best")
         fig.suptitle(title)
         _save(fig, path)
 

@@ -1,60 +1,62 @@
-"""Retrieval quality on LoCoMo: evidence recall@k for the full pipeline, each strategy, and ablations.
+"""Retrieval quality on LoCoMo: evidence recall@k of the default pipeline, the seed profile and baselines.
 
-For every question (categories 1-4) the stages run once in-process
-(``analyse`` then the four strategies), and every variant is then completed from
-the same strategy results with some strategies dropped (``fuse_rerank_finish`` = fuse,
-rerank, boosts, packing): the variants of one question run back to back, in an
-order that rotates from question to question, so machine noise hits them alike.
-The full pipeline is also asked through the workers (the Celery chord, via
-``tempr.client``), the path users use, and the two are compared.
+Every figure of the default pipeline is **cross-validated**: the learned ranker that ranks a
+conversation's questions was trained on the other dev conversations only (leave one
+conversation out), in-process and through the workers alike.
 
-Evidence recall@k = for a question, the fraction of its evidence dia_ids found among
-the dia_ids (``metadata.dia_id``) of the top-k results; averaged over questions.
-Ranks are the response's result order (after boosts, before nothing is cut: packing
-only trims the tail). With max_tokens 4096 a LoCoMo response holds well over 50
-observations; a question whose packed list is shorter than 50 while more candidates
-exist is re-asked with max_tokens 1,000,000 for its ranking (counted in the report).
+For every question (categories 1-4) the stages run once in-process (``analyse`` then
+the four strategies); the fold models are trained on those candidates
+(``bench.ranker_data`` / ``bench.ranker_train``); then every variant is completed from the
+same strategy results, back to back, in an order that rotates from question to question, so
+machine noise hits them alike:
+
+* *default*: the learned ranker (this conversation's fold model), its score as the final
+  score, token packing (``fuse_rerank_finish`` with the ``default`` profile);
+* *seed profile*: the seed design exactly (``TEMPR_RECALL_PROFILE=seed``): RRF-derived
+  fallback scores, the three boosts, packing;
+* *semantic only* / *BM25 only*: the semantic (cosine) / keyword (BM25) strategy's own
+  ranking; *RRF only*: the four strategies fused with RRF, nothing after;
+* *learned ranker alone*: the fold model's order over the fused candidates, no packing.
+
+The default pipeline is also asked through the workers (the Celery chord, via
+``tempr.client``), the path users use, with a fleet per fold whose rerank worker loads that
+fold's model. Evidence recall@k = for a question, the fraction of its evidence dia_ids found
+among the dia_ids (``metadata.dia_id``) of the top-k results; averaged over questions. A
+question whose packed list is shorter than 50 while more candidates exist is re-asked with
+max_tokens 1,000,000 for its ranking (counted in the report).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import pickle
+import statistics
 import time
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench import locomo, report
-from bench.metrics import KS, mean, median, recall_at_k
+from bench.metrics import KS, mean, recall_at_k
 from bench.progress import bar, log
 
-ALL = ("semantic", "keyword", "graph", "temporal")
-VARIANTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("full pipeline", ALL),
-    ("semantic only", ("semantic",)),
-    ("keyword only", ("keyword",)),
-    ("graph only", ("graph",)),
-    ("temporal only", ("temporal",)),
-    ("semantic + keyword (RRF)", ("semantic", "keyword")),
-    ("full − semantic", ("keyword", "graph", "temporal")),
-    ("full − keyword", ("semantic", "graph", "temporal")),
-    ("full − graph", ("semantic", "keyword", "temporal")),
-    ("full − temporal", ("semantic", "keyword", "graph")),
-    ("full, no recency on the fallback", ALL),
-)
-# Variants that also change a setting (the same strategy results, a different finish).
-VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
-    "full, no recency on the fallback": {"recall_fallback_recency": False},
-}
-NO_RECENCY = "full, no recency on the fallback"
-WORKERS = "full pipeline, through the workers"
+DEFAULT = "default"
+SEED = "seed profile"
+SEMANTIC = "semantic only"
+BM25 = "BM25 only"
+RRF = "RRF only"
+STAGE = "learned ranker alone"
+WORKERS = "default, through the workers"
+VARIANTS: tuple[str, ...] = (DEFAULT, SEED, SEMANTIC, BM25, RRF, STAGE)
 DRAGON = ("DRAGON (LoCoMo paper, 10 conversations)", {5: 49.6, 10: 57.1, 25: 66.0, 50: 71.1})
 BIG_TOKENS = 1_000_000
 MAX_TOKENS = 4096
 DEFAULT_LOCOMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "bench" / "locomo-dev"
+FOLD_DIR = Path(__file__).resolve().parent / ".cache" / "folds"
+RESULT_CACHE = Path(__file__).resolve().parent / ".cache" / "quality-result.pkl"
 
 
 @dataclass
@@ -90,17 +92,23 @@ class QualityResult:
     fleet: list[str] = field(default_factory=list)
     workers_note: str = ""
     agreement: dict[str, Any] = field(default_factory=dict)
+    folds: dict[str, int] = field(default_factory=dict)
+    """Held-out conversation -> questions its fold model was trained on."""
 
     def variants(self) -> list[str]:
-        names = [v for v, _ in VARIANTS]
+        names = list(VARIANTS)
         if any(WORKERS in a.rankings for a in self.asked):
             names.insert(0, WORKERS)
         return names
 
-    def recall(self, variant: str, k: int, where: Any = None) -> tuple[float, int]:
+    def recall(self, variant: str, k: int, where: Callable[[Asked], bool] | None = None) -> tuple[float, int]:
         picked = [a for a in self.asked if variant in a.rankings and (where is None or where(a))]
         values = [recall_at_k(a.rankings[variant], a.question.evidence, k) for a in picked]
         return mean(values) * 100, len(values)
+
+    def stage_ms(self, variant: str) -> float:
+        values = [a.ms[f"rerank:{variant}"] for a in self.asked if f"rerank:{variant}" in a.ms]
+        return statistics.median(values) if values else 0.0
 
 
 # --- running ------------------------------------------------------------------------------------------
@@ -143,9 +151,20 @@ def _short(response: Any, bank_size: int) -> bool:
     return len(response.results) < 50 and len(response.results) < bank_size
 
 
-def ask_in_process(conv: locomo.Conversation, q: locomo.Question, ctx: Any, rotation: int) -> Asked:
-    from config.errors import AllStrategiesFailed
-    from tempr.recall.pipeline import fuse_rerank_finish, run_strategies
+@dataclass
+class Prepared:
+    """One question after analysis and the strategies: what every variant starts from."""
+
+    conv: locomo.Conversation
+    asked: Asked
+    plan: Any
+    results: list[Any]
+    sample: Any
+
+
+def prepare(conv: locomo.Conversation, q: locomo.Question, ctx: Any) -> Prepared:
+    from bench.ranker_data import sample_for
+    from tempr.recall.pipeline import run_strategies
     from tempr.recall.plan import analyse
 
     asked = Asked(q)
@@ -155,57 +174,113 @@ def ask_in_process(conv: locomo.Conversation, q: locomo.Question, ctx: Any, rota
     results = run_strategies(plan, ctx)
     asked.ms["analyse"] = (t1 - t0) * 1000
     asked.ms["strategies"] = (time.perf_counter() - t1) * 1000
-    for r in results:
-        asked.ms[f"strategy.{r.strategy.value}"] = r.elapsed_ms
     asked.windows = len(plan.windows)
-    temporal = next(r for r in results if r.strategy.value == "temporal")
-    asked.temporal_hits = len(temporal.hits)
-    order = VARIANTS[rotation % len(VARIANTS) :] + VARIANTS[: rotation % len(VARIANTS)]
-    for name, keep in order:
-        subset = [r for r in results if r.strategy.value in keep]
-        vctx = ctx
-        if name in VARIANT_SETTINGS:
-            vctx = dataclasses.replace(ctx, settings=ctx.settings.model_copy(update=VARIANT_SETTINGS[name]))
-        t = time.perf_counter()
-        try:
-            response = fuse_rerank_finish(plan, subset, vctx, {})
-            if _short(response, len(conv.facts)):
-                big = plan.model_copy(update={"request": plan.request.model_copy(update={"max_tokens": BIG_TOKENS})})
-                longer = fuse_rerank_finish(big, subset, vctx, {})
-                if len(longer.results) > len(response.results):
-                    response = longer
-                    asked.big.add(name)
-            asked.rankings[name] = _ranking(response)
-        except AllStrategiesFailed:
-            asked.rankings[name] = []
-        asked.ms[f"complete:{name}"] = (time.perf_counter() - t) * 1000
-    return asked
+    asked.temporal_hits = len(next(r for r in results if r.strategy.value == "temporal").hits)
+    return Prepared(conv, asked, plan, results, sample_for(conv, q, plan, results, ctx))
 
 
-def ask_workers(
-    conv: locomo.Conversation, q: locomo.Question, timeout: float = 120.0
-) -> tuple[list[list[str]], bool, float]:
-    from tempr.client import recall_async
-    from tempr.recall.models import RecallResponse
+def cached_samples(conversations: Sequence[locomo.Conversation]) -> list[Any] | None:
+    """Every question of these (whole) conversations from ``tempr ranker train``'s cache, if it is there.
 
+    A run limited to N questions per conversation (``--questions``) still trains each fold model on
+    every question of the other conversations, as the shipped model is trained.
+    """
+    from bench.ranker_data import cache_path
+
+    path = cache_path(conversations, None)
+    if not path.exists():
+        return None
+    with path.open("rb") as fh:
+        samples: list[Any] = pickle.load(fh)
+    log(f"fold models train on the {len(samples)} cached questions of {path.name}")
+    return samples
+
+
+def fold_models(samples: Sequence[Any], names: Sequence[str]) -> tuple[dict[str, Path], dict[str, int]]:
+    """Per conversation, a model trained on the other conversations (or the shipped one if there are none)."""
+    from bench.ranker_train import USED_FEATURES, fit, save
+    from tempr.providers.reranker.learned import DEFAULT_MODEL
+
+    paths: dict[str, Path] = {}
+    trained: dict[str, int] = {}
+    for held in names:
+        train = [s for s in samples if s.conversation != held]
+        if not train:
+            log(f"fold {held}: no other conversation to train on; the shipped model ranks it (not cross-validated)")
+            paths[held], trained[held] = DEFAULT_MODEL, 0
+            continue
+        path = FOLD_DIR / f"ranker-without-{held}.txt"
+        save(fit(train, USED_FEATURES), path)
+        paths[held], trained[held] = path, len(train)
+    return paths, trained
+
+
+def _dia_rankings(prep: Prepared, ctx: Any) -> dict[str, list[list[str]]]:
+    """The baselines that are a list the pipeline already has: one strategy's, or RRF's."""
+    from tempr.core import rrf_fuse
+    from tempr.store import recall_repo
+
+    by_name = {r.strategy.value: r for r in prep.results}
+    lists = {
+        SEMANTIC: [h.id for h in by_name["semantic"].hits],
+        BM25: [h.id for h in by_name["keyword"].hits],
+        RRF: [c.id for c in rrf_fuse(prep.results)],
+    }
+    with ctx.engine.connect() as conn:
+        units = recall_repo.fetch_units(conn, sorted({i for ids in lists.values() for i in ids}), with_entities=False)
+    return {
+        name: [locomo.result_dia_ids(units[i]["metadata"]) for i in ids if i in units] for name, ids in lists.items()
+    }
+
+
+def _complete(prep: Prepared, name: str, ctx: Any) -> None:
+    """One pipeline variant (default or seed) through ``fuse_rerank_finish``, re-asked with a big budget if cut."""
+    from tempr.recall.pipeline import fuse_rerank_finish
+
+    timings: dict[str, float] = {}
     t = time.perf_counter()
-    response = RecallResponse.model_validate(recall_async(conv.bank_id, _request(conv, q)).get(timeout=timeout))
-    big = False
-    if _short(response, len(conv.facts)):
-        longer = RecallResponse.model_validate(
-            recall_async(conv.bank_id, _request(conv, q, BIG_TOKENS)).get(timeout=timeout)
-        )
+    response = fuse_rerank_finish(prep.plan, prep.results, ctx, timings)
+    if _short(response, len(prep.conv.facts)):
+        big = prep.plan.model_copy(update={"request": prep.plan.request.model_copy(update={"max_tokens": BIG_TOKENS})})
+        longer = fuse_rerank_finish(big, prep.results, ctx, {})
         if len(longer.results) > len(response.results):
-            big, response = True, longer
-    return _ranking(response), big, (time.perf_counter() - t) * 1000
+            response = longer
+            prep.asked.big.add(name)
+    prep.asked.rankings[name] = _ranking(response)
+    prep.asked.ms[f"complete:{name}"] = (time.perf_counter() - t) * 1000
+    prep.asked.ms[f"rerank:{name}"] = timings.get("rerank", 0.0)
+
+
+def run_variants(prep: Prepared, ctx: Any, fold_ctx: Any, rotation: int) -> None:
+    from bench.ranker_train import USED_FEATURES, ranking
+
+    seed_ctx = dataclasses.replace(
+        ctx, ranker=None, settings=ctx.settings.model_copy(update={"recall_profile": "seed"})
+    )
+    steps: list[tuple[str, Callable[[], None]]] = [
+        (DEFAULT, lambda: _complete(prep, DEFAULT, fold_ctx)),
+        (SEED, lambda: _complete(prep, SEED, seed_ctx)),
+        ("baselines", lambda: prep.asked.rankings.update(_dia_rankings(prep, ctx))),
+        (
+            STAGE,
+            lambda: prep.asked.rankings.update(
+                {STAGE: ranking(prep.sample, fold_ctx.ranker.score_rows, USED_FEATURES)}
+            ),
+        ),
+    ]
+    shift = rotation % len(steps)
+    for _name, step in steps[shift:] + steps[:shift]:
+        step()
 
 
 def run(cfg: QualityConfig, fleet: Any = None) -> QualityResult:
     from bench import stack
+    from tempr.providers.reranker.learned import LearnedRanker
     from workers.resources import get_resources, recall_context
 
     started = time.perf_counter()
     conversations = locomo.load(cfg.locomo_dir.resolve(), cfg.conversations)
+    cached = cached_samples(conversations)
     if cfg.max_questions is not None:
         for c in conversations:
             c.questions = c.questions[: cfg.max_questions]
@@ -213,244 +288,130 @@ def run(cfg: QualityConfig, fleet: Any = None) -> QualityResult:
     res = get_resources()
     log(f"LoCoMo: {len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions")
     ingested = ingest(conversations, res)
-    ctx = recall_context(reranker=res.reranker)
+    ctx = dataclasses.replace(
+        recall_context(reranker=res.reranker),
+        settings=res.settings.model_copy(update={"recall_profile": "default"}),
+    )
     pairs = [(c, q) for c in conversations for q in c.questions]
-    asked: list[Asked] = []
-    with bar(len(pairs), "quality in-process", "q") as progress:
-        for i, (conv, q) in enumerate(pairs):
-            asked.append(ask_in_process(conv, q, ctx, i))
+    prepared: list[Prepared] = []
+    with bar(len(pairs), "quality: strategies", "q") as progress:
+        for conv, q in pairs:
+            prepared.append(prepare(conv, q, ctx))
             progress.update(1)
-    result = QualityResult(asked, conversations, report.machine(), 0.0, ingested)
+    paths, trained = fold_models(cached or [p.sample for p in prepared], [c.name for c in conversations])
+    rankers = {name: LearnedRanker(path) for name, path in paths.items()}
+    with bar(len(prepared), "quality: variants", "q") as progress:
+        for i, prep in enumerate(prepared):
+            run_variants(prep, ctx, dataclasses.replace(ctx, ranker=rankers[prep.conv.name]), i)
+            progress.update(1)
+    result = QualityResult([p.asked for p in prepared], conversations, report.machine(), 0.0, ingested)
+    result.folds = trained
     if cfg.via_workers:
-        _through_workers(cfg, pairs, result, fleet)
+        _through_workers(cfg, pairs, result, paths, fleet)
     result.elapsed_s = time.perf_counter() - started
     return result
+
+
+WORKER_TIMEOUT_S = 300.0
+"""A generous per-request deadline: a fresh fleet loads its models on the first requests, on a busy machine."""
+
+
+def _worker_request(conv: locomo.Conversation, q: locomo.Question, max_tokens: int = MAX_TOKENS) -> Any:
+    return _request(conv, q, max_tokens).model_copy(update={"timeout_s": WORKER_TIMEOUT_S})
+
+
+def ask_workers(
+    conv: locomo.Conversation, q: locomo.Question, timeout: float = WORKER_TIMEOUT_S + 30
+) -> tuple[list[list[str]], bool, float]:
+    from tempr.client import recall_async
+    from tempr.recall.models import RecallResponse
+
+    t = time.perf_counter()
+    response = RecallResponse.model_validate(recall_async(conv.bank_id, _worker_request(conv, q)).get(timeout=timeout))
+    big = False
+    if _short(response, len(conv.facts)):
+        longer = RecallResponse.model_validate(
+            recall_async(conv.bank_id, _worker_request(conv, q, BIG_TOKENS)).get(timeout=timeout)
+        )
+        if len(longer.results) > len(response.results):
+            big, response = True, longer
+    return _ranking(response), big, (time.perf_counter() - t) * 1000
+
+
+def _fold_fleet(paths: dict[str, Path], name: str, fleet: Any) -> Any:
+    """A running fleet for one fold: the given one (tests), or one started with the fold's model."""
+    from contextlib import nullcontext
+
+    from bench import stack
+
+    if fleet is not None:
+        return nullcontext(fleet)
+    os.environ["TEMPR_RANKER_MODEL_PATH"] = str(paths[name])
+    os.environ["TEMPR_RECALL_PROFILE"] = "default"
+    return stack.bench_workers(stack.default_fleet())
 
 
 def _through_workers(
     cfg: QualityConfig,
     pairs: list[tuple[locomo.Conversation, locomo.Question]],
     result: QualityResult,
+    paths: dict[str, Path],
     fleet: Any = None,
 ) -> None:
-    from contextlib import nullcontext
+    """Per fold, a fleet whose workers load that fold's model (``TEMPR_RANKER_MODEL_PATH``).
 
+    A ``fleet`` passed in (the test session's worker) serves every fold with the model it
+    loaded: only a single-conversation run (whose fold model is the shipped one) matches it.
+    """
     from bench import stack
+    from tempr.providers.reranker.learned import DEFAULT_MODEL
 
     if not stack.client_available():
         result.workers_note = "tempr.client is not available in this tree: the worker path was not measured."
         log(result.workers_note)
         return
+    if fleet is not None and any(p != DEFAULT_MODEL for p in paths.values()):
+        result.workers_note = "the workers loaded the shipped model, not the fold models: not cross-validated."
     stack.clear_cache([c.bank_id for c in result.conversations])
-    workers = nullcontext(fleet) if fleet is not None else stack.bench_workers(stack.default_fleet())
-    with workers as running, bar(len(pairs), "quality via workers", "q") as progress:
-        result.fleet = running.fleet()
-        by_key = {(a.question.conversation, a.question.index): a for a in result.asked}
+    by_key = {(a.question.conversation, a.question.index): a for a in result.asked}
+    before = os.environ.get("TEMPR_RANKER_MODEL_PATH")
+    try:
+        with bar(len(pairs), "quality via workers", "q") as progress:
+            for conv in result.conversations:
+                with _fold_fleet(paths, conv.name, fleet) as running:
+                    result.fleet = running.fleet()
+                    ask_workers(conv, next(p[1] for p in pairs if p[0].name == conv.name))  # warm: models load
+                    stack.clear_cache([conv.bank_id])
 
-        def one(pair: tuple[locomo.Conversation, locomo.Question]) -> None:
-            conv, q = pair
-            ranking, big, ms = ask_workers(conv, q)
-            a = by_key[(q.conversation, q.index)]
-            a.rankings[WORKERS] = ranking
-            a.ms["workers"] = ms
-            if big:
-                a.big.add(WORKERS)
-            progress.update(1)
+                    def one(pair: tuple[locomo.Conversation, locomo.Question]) -> None:
+                        c, q = pair
+                        ranking, big, ms = ask_workers(c, q)
+                        a = by_key[(q.conversation, q.index)]
+                        a.rankings[WORKERS] = ranking
+                        a.ms["workers"] = ms
+                        if big:
+                            a.big.add(WORKERS)
+                        progress.update(1)
 
-        with ThreadPoolExecutor(max_workers=cfg.in_flight) as pool:
-            list(pool.map(one, pairs))
+                    with ThreadPoolExecutor(max_workers=cfg.in_flight) as pool:
+                        list(pool.map(one, [p for p in pairs if p[0].name == conv.name]))
+    finally:
+        os.environ.pop("TEMPR_RECALL_PROFILE", None)
+        if before is None:
+            os.environ.pop("TEMPR_RANKER_MODEL_PATH", None)
+        else:
+            os.environ["TEMPR_RANKER_MODEL_PATH"] = before
     both = [a for a in result.asked if WORKERS in a.rankings]
-    same = [a.rankings[WORKERS][:50] == a.rankings["full pipeline"][:50] for a in both]
+    same = [a.rankings[WORKERS][:50] == a.rankings[DEFAULT][:50] for a in both]
     same_recall = [
         all(
             recall_at_k(a.rankings[WORKERS], a.question.evidence, k)
-            == recall_at_k(a.rankings["full pipeline"], a.question.evidence, k)
+            == recall_at_k(a.rankings[DEFAULT], a.question.evidence, k)
             for k in KS
         )
         for a in both
     ]
     result.agreement = {"questions": len(both), "identical_top50": sum(same), "same_recall": sum(same_recall)}
-
-
-# --- reporting ------------------------------------------------------------------------------------------
-
-
-def _pct(value: float) -> str:
-    return report.fmt(value, 1)
-
-
-def render(result: QualityResult) -> str:
-    asked = result.asked
-    n = len(asked)
-    convs = ", ".join(c.name for c in result.conversations)
-    by_cat = Counter(a.question.category for a in asked)
-    skipped = Counter()
-    for c in result.conversations:
-        skipped.update(c.skipped_questions)
-    lines = [
-        "## Retrieval quality: LoCoMo evidence recall@k",
-        "",
-        f"Conversations {convs} ({sum(len(c.facts) for c in result.conversations):,} observations, one bank each); "
-        f"{n} questions of categories 1–4 "
-        f"({', '.join(f'{locomo.CATEGORIES[k]} {by_cat[k]}' for k in sorted(by_cat))}); "
-        f"left out: {', '.join(f'{v} {k}' for k, v in skipped.items() if v) or 'none'}. "
-        "Each question asked with budget `mid`, max_tokens 4096, query_timestamp = one day after the "
-        "conversation's last session.",
-        "",
-        "**Evidence recall@k** = for each question, the fraction of its evidence `dia_id`s found among the "
-        "`metadata.dia_id`s of the top-k results (in the response's rank order), averaged over questions; "
-        "questions with no usable evidence are skipped. Figures are percentages.",
-        "",
-        report.machine_line(result.machine) + f" Reranker: `{_reranker()}` (no cross-encoder model ships with "
-        "tempr; a cross-encoder would change these figures, and none was measured).",
-        "",
-        "### Overall",
-        "",
-    ]
-    rows = []
-    for variant in result.variants():
-        cells = [_pct(result.recall(variant, k)[0]) for k in KS]
-        rows.append([f"**{variant}**" if variant.startswith("full pipeline") else variant, *cells])
-    rows.append([f"*{DRAGON[0]}*", *[f"*{DRAGON[1][k]}*" for k in KS]])
-    lines += [report.table(["variant", *[f"R@{k}" for k in KS]], rows), ""]
-    lines += [
-        "Variants: strategies run once per question; each variant keeps some of their ranked lists and runs the rest "
-        "of the pipeline (RRF fusion, rerank stage, boosts, packing) on them: *only* = that strategy alone, "
-        "*semantic + keyword (RRF)* = no graph and no temporal, *full − X* = ablation, *full, no recency on the "
-        "fallback* = all four strategies with `TEMPR_RECALL_FALLBACK_RECENCY=false` (the RRF fallback's scores step by "
-        "0.9/(n−1) per rank, so the seed's ±10 % recency boost outweighs relevance; this setting was chosen on the "
-        "tuning conversations only, see the split below). DRAGON is the LoCoMo paper's "
-        "retriever over observations on all ten conversations (Table 3), a reference, not a like-for-like run.",
-        "",
-    ]
-    if result.agreement:
-        ag = result.agreement
-        lines += [
-            f"Workers vs in-process, full pipeline: identical top-50 ranking (by dia_id) for "
-            f"{ag['identical_top50']} of {ag['questions']} questions, the same recall@5/10/25/50 for "
-            f"{ag.get('same_recall', '–')}. Fleet: {'; '.join(result.fleet)}.",
-            "",
-        ]
-    if result.workers_note:
-        lines += [f"Note: {result.workers_note}", ""]
-    main = WORKERS if WORKERS in result.variants() else "full pipeline"
-    lines += [f"### Per category ({main})", ""]
-    rows = []
-    for cat in sorted(by_cat):
-        where = lambda a, c=cat: a.question.category == c  # noqa: E731
-        fired = sum(1 for a in asked if a.question.category == cat and a.temporal_hits > 0)
-        windows = sum(1 for a in asked if a.question.category == cat and a.windows > 0)
-        rows.append(
-            [
-                f"{cat} {locomo.CATEGORIES[cat]}",
-                by_cat[cat],
-                *[_pct(result.recall(main, k, where)[0]) for k in KS],
-                windows,
-                fired,
-            ]
-        )
-    rows.append(
-        [
-            "all",
-            n,
-            *[_pct(result.recall(main, k)[0]) for k in KS],
-            sum(1 for a in asked if a.windows > 0),
-            sum(1 for a in asked if a.temporal_hits > 0),
-        ]
-    )
-    lines += [
-        report.table(["category", "questions", *[f"R@{k}" for k in KS], "time window parsed", "temporal fired"], rows),
-        "",
-    ]
-    lines += [
-        "*time window parsed*: the query analyser found a time reference; *temporal fired*: the temporal "
-        "strategy returned at least one memory.",
-        "",
-    ]
-    fired = lambda a: a.temporal_hits > 0  # noqa: E731
-    n_fired = sum(1 for a in asked if fired(a))
-    if n_fired:
-        rows = [
-            [v, *[_pct(result.recall(v, k, fired)[0]) for k in KS]]
-            for v in (main, "full pipeline", "full − temporal", "temporal only")
-            if v in result.variants()
-        ]
-        rows = list({r[0]: r for r in rows}.values())
-        lines += [
-            f"On the {n_fired} question{'s' if n_fired != 1 else ''} where the temporal strategy fired:",
-            "",
-            report.table(["variant", *[f"R@{k}" for k in KS]], rows),
-            "",
-        ]
-    lines += ["### Recall@10 per category, every variant", ""]
-    rows = []
-    for variant in result.variants():
-        cells = [
-            _pct(result.recall(variant, 10, lambda a, c=cat: a.question.category == c)[0]) for cat in sorted(by_cat)
-        ]
-        rows.append([variant, *cells, _pct(result.recall(variant, 10)[0])])
-    lines += [report.table(["variant", *[f"{c} {locomo.CATEGORIES[c]}" for c in sorted(by_cat)], "all"], rows), ""]
-    tuning = [c for c in result.conversations if c.name in locomo.TUNING_CONVERSATIONS]
-    held = [c for c in result.conversations if c.name not in locomo.TUNING_CONVERSATIONS]
-    if tuning and held:
-        lines += ["### Tuning split", ""]
-        rows = []
-        for variant in [v for v in (main, NO_RECENCY) if v in result.variants()]:
-            for label, group in (("tuning", tuning), ("held out", held)):
-                names = {c.name for c in group}
-                where = lambda a, s=names: a.question.conversation in s  # noqa: E731
-                count = result.recall(variant, 5, where)[1]
-                rows.append(
-                    [
-                        variant,
-                        f"{label}: {', '.join(sorted(names))}",
-                        count,
-                        *[_pct(result.recall(variant, k, where)[0]) for k in KS],
-                    ]
-                )
-        lines += [report.table(["variant", "conversations", "questions", *[f"R@{k}" for k in KS]], rows), ""]
-        lines += [
-            "The one setting chosen on LoCoMo (`TEMPR_RECALL_FALLBACK_RECENCY=false`, against graph seed count, hop "
-            "decay, BM25 k1/b and a semantic similarity floor, none of which moved recall@5 by more than about one "
-            "point) was chosen on the *tuning* conversations only; quote the *held out* rows.",
-            "",
-        ]
-    big = Counter(v for a in asked for v in a.big)
-    lines += _timing_lines(result, big)
-    return "\n".join(lines)
-
-
-def _timing_lines(result: QualityResult, big: Counter) -> list[str]:
-    asked = result.asked
-    ms = defaultdict(list)
-    for a in asked:
-        for k, v in a.ms.items():
-            ms[k].append(v)
-    parts = [
-        f"analyse {median(ms['analyse']):.0f} ms",
-        f"strategies {median(ms['strategies']):.0f} ms",
-        f"complete (full) {median(ms['complete:full pipeline']):.0f} ms",
-    ]
-    if ms.get("workers"):
-        parts.append(f"through the workers {median(ms['workers']):.0f} ms")
-    counts = [len(r) for a in asked for r in [a.rankings.get("full pipeline", [])]]
-    short = sum(big.values())
-    return [
-        f"Median per question: {', '.join(parts)}. Results per response (full pipeline): median "
-        f"{median(counts):.0f}, min {min(counts) if counts else 0}; rankings re-read with max_tokens "
-        f"{BIG_TOKENS:,} because packing left fewer than 50: {short}. LoCoMo ingest: {result.ingest['facts']} "
-        f"observations ({result.ingest['inserted']} new this run, {result.ingest['seconds']} s). "
-        f"Benchmark wall time {result.elapsed_s:.0f} s.",
-        "",
-        "![LoCoMo evidence recall@k](bench/plots/quality_recall.png)",
-    ]
-
-
-def _reranker() -> str:
-    from workers.resources import get_resources
-
-    model = get_resources().settings.reranker_model
-    return f"cross-encoder:{model}" if model else "rrf-fallback"
 
 
 def plot(result: QualityResult, path: Path) -> None:
@@ -461,8 +422,13 @@ def plot(result: QualityResult, path: Path) -> None:
     plots.recall_bars(series, KS, path, title=f"LoCoMo evidence recall@k ({len(result.asked)} questions)")
 
 
-def main(cfg: QualityConfig, fleet: Any = None) -> QualityResult:
-    result = run(cfg, fleet)
+def main(cfg: QualityConfig) -> QualityResult:
+    from bench.quality_render import render
+
+    result = run(cfg)
+    RESULT_CACHE.parent.mkdir(parents=True, exist_ok=True)
+    with RESULT_CACHE.open("wb") as fh:  # re-render without rerunning: bench.quality_render.rerender()
+        pickle.dump(result, fh)
     text = render(result)
     print(text)
     if cfg.plots:

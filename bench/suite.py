@@ -1,9 +1,9 @@
 """The benchmarks as `tempr bench` runs them: presets (full / --quick) and `all` in one go.
 
-`all` runs ingest, quality, latency and scale in that order against one worker
-fleet (started once, stopped at the end), lets scale reuse the latency run's
-single-client samples, and writes a summary section with the headline numbers
-and each benchmark's wall time.
+`all` runs ingest, quality, latency and scale in that order; quality starts a worker fleet
+per cross-validation fold, latency and scale share one (started once, stopped at the end);
+scale reuses the latency run's single-client samples; a summary section holds the headline
+numbers and each benchmark's wall time.
 """
 
 from __future__ import annotations
@@ -69,7 +69,10 @@ def scale_config(o: Options) -> scale.ScaleConfig:
 
 
 def ingest_config(o: Options) -> ingest.IngestConfig:
-    return ingest.IngestConfig(facts=o.facts or (300 if o.quick else 5000), write=o.writes)
+    cfg = ingest.IngestConfig(facts=o.facts or (300 if o.quick else 5000), write=o.writes)
+    if o.quick:
+        cfg.workers, cfg.peer = (1,), False
+    return cfg
 
 
 @dataclass
@@ -93,12 +96,12 @@ def run_all(o: Options) -> Timed:
     log("building the synthetic banks")
     built = latency.prepare_banks(lat_cfg.sizes, lat_cfg.seed)
     out.wall_s["banks"] = time.perf_counter() - t
+    t = time.perf_counter()
+    out.results["quality"] = quality.main(quality_config(o))
+    out.wall_s["quality"] = time.perf_counter() - t
     fleet = stack.BenchWorkers(stack.default_fleet())
     try:
         fleet.start()
-        t = time.perf_counter()
-        out.results["quality"] = quality.main(quality_config(o), fleet)
-        out.wall_s["quality"] = time.perf_counter() - t
         t = time.perf_counter()
         out.results["latency"] = latency.main(lat_cfg, fleet, built)
         out.wall_s["latency"] = time.perf_counter() - t
@@ -119,7 +122,7 @@ def summary(out: Timed) -> str:
     lines = ["## Summary (`make bench` / `tempr bench all`)", ""]
     q = out.results.get("quality")
     if q is not None:
-        main = quality.WORKERS if quality.WORKERS in q.variants() else "full pipeline"
+        main = quality.WORKERS if quality.WORKERS in q.variants() else quality.DEFAULT
         rows = [
             [f"tempr, {main}", *[report.fmt(q.recall(main, k)[0], 1) for k in KS]],
             [quality.DRAGON[0], *[str(quality.DRAGON[1][k]) for k in KS]],
@@ -146,9 +149,9 @@ def summary(out: Timed) -> str:
             "",
         ]
     ing = out.results.get("ingest")
-    if ing is not None and ing.cli:
-        parts = [f"{label}: {rep['facts_per_s']:.0f} facts/s" for label, rep in ing.cli.items()]
-        lines += [f"`tempr ingest` of {ing.cfg.facts:,} facts: " + "; ".join(parts) + ".", ""]
+    if ing is not None and ing.runs:
+        parts = [f"{label}: {rep['facts_per_s']:.0f} facts/s" for label, rep in ing.runs.items()]
+        lines += [f"Ingest of {ing.facts:,} facts: " + "; ".join(parts) + ".", ""]
     rows = [[k, f"{v / 60:.1f}"] for k, v in out.wall_s.items()]
     lines += ["Wall time of this run (minutes):", "", report.table(["part", "min"], rows), "", report.machine_line()]
     return "\n".join(lines)

@@ -49,8 +49,13 @@ class Settings(BaseSettings):
     """Redis for the recall cache, job records and idempotency keys; defaults to the Redis URL."""
 
     # --- models ------------------------------------------------------------
-    embedder: Literal["minilm", "fake"] = answer("minilm")
+    embedder: Literal["onnx", "onnx-int8", "torch", "minilm", "fake"] = answer("onnx")
+    """all-MiniLM-L6-v2 run by ONNX Runtime (exported once into ``state_dir/models``; parity with torch
+    cosine >= 0.99), its int8-quantised export (opt-in, faster, slightly different vectors), or the
+    sentence-transformers/torch original (``torch``; ``minilm`` is its former name)."""
     embed_batch_size: int = 64
+    model_cache_dir: Path | None = None
+    """Where the one-time ONNX export of the shipped model is kept. None: ``state_dir/models``."""
     reranker_model: str | None = answer(None)
     """CrossEncoder name or local path. None: the seed's RRF-derived fallback."""
     reranker_calibrated: bool = answer(False)
@@ -59,6 +64,13 @@ class Settings(BaseSettings):
     reranker_max_candidates: int = answer(300)
     reranker_device: str | None = None
     """None: cuda when available, else cpu."""
+    recall_profile: Literal["default", "seed"] = answer("default")
+    """`default`: the learned ranker is the rerank stage when no cross-encoder is configured, and
+    its score is the final score (recency, temporal proximity and proof are among its features,
+    not boosts on top). `seed`: the seed design exactly: the RRF-derived fallback without a
+    cross-encoder, the three multiplicative boosts, recency on the fallback. See README."""
+    ranker_model_path: Path | None = answer(None)
+    """The learned ranker's LightGBM model file. None: the one shipped in tempr/data/ranker.txt."""
     rerank_batch_max_pairs: int = 512
     """Rerank workers merge concurrent requests into one model call of at most this many pairs..."""
     rerank_batch_wait_ms: float = 10.0
@@ -105,6 +117,9 @@ class Settings(BaseSettings):
     temporal_link_window_hours: float = 24.0
     temporal_link_top_k: int = 10
     entity_extraction: Literal["spacy", "rules", "none"] = "spacy"
+    ingest_chunk_facts: int = 2000
+    """Files longer than this are staged chunk by chunk (bounded memory) and published in one
+    transaction; ``--via-workers`` sends one chunk per task to the ingest queue."""
 
     # --- execution ---------------------------------------------------------
     recall_timeout_s: float = 30.0

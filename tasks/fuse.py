@@ -2,11 +2,11 @@
 
 ``tempr.fuse.collect(results, state)`` receives the four ``StrategyReport`` (matched by their
 ``strategy`` name, never by position), fuses them with RRF and cuts to the reranker's candidates.
-With no cross-encoder configured it applies the RRF-derived fallback right here and finishes: no
-hop to a model, the exact post-strategy path of the in-process
-``tempr.recall.pipeline.fuse_rerank_finish``.
-With one, it replaces itself with ``chain(tempr.rerank.score, tempr.fuse.finish)``; the chain's
-last task inherits the job id.
+In the ``seed`` profile with no cross-encoder it applies the RRF-derived fallback right here and
+finishes: no hop, the exact post-strategy path of the in-process
+``tempr.recall.pipeline.fuse_rerank_finish``. Otherwise (a cross-encoder, or the learned ranker of
+the ``default`` profile) it replaces itself with ``chain(tempr.rerank.score, tempr.fuse.finish)``;
+the chain's last task inherits the job id.
 
 ``tempr.fuse.finish(state)`` applies the boosts, packs tokens and ends the job (cache, record,
 webhook). Every step refuses to work past the job's deadline. The messages are typed
@@ -71,7 +71,7 @@ def collect(self: RecallStep, results: list[dict[str, Any]], state: dict[str, An
     reports = ordered_reports(received)
     ordered = [r.result() for r in reports]
     settings = get_resources().settings
-    if not settings.reranker_model:
+    if not settings.reranker_model and settings.recall_profile == "seed":
         return succeed_job(
             job_ends(), msg.env, fuse_rerank_finish(msg.plan, ordered, recall_context(embedder=False), timings)
         )

@@ -1,7 +1,8 @@
-"""Celery task for apps that ingest facts through the queue (``tempr.ingest.facts``)."""
+"""Celery tasks for ingest: one array of facts in one transaction, or a staged import's chunks and publish."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from sqlalchemy.exc import OperationalError
@@ -9,10 +10,18 @@ from sqlalchemy.exc import OperationalError
 from config.errors import AuthError, ValidationError
 from tempr.auth import task_principal
 from tempr.bank_ids import check_bank_id
+from tempr.ingest import fleet, imports
 from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
 from workers.app import app
 from workers.resources import get_resources
+
+log = logging.getLogger(__name__)
+
+
+def _deps() -> IngestDeps:
+    res = get_resources()
+    return IngestDeps(res.engine, res.embedder, res.extractor, res.settings)
 
 
 @app.task(name="tempr.ingest.facts", autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
@@ -29,8 +38,64 @@ def ingest(
         check_bank_id(bank_id)
         task_principal(res.engine, res.settings, api_key=api_key, tenant=tenant, role="ingest", bank_id=bank_id)
         parsed = parse_array(facts, limit=res.settings.max_facts_per_request)
-        deps = IngestDeps(res.engine, res.embedder, res.extractor, res.settings)
-        report = ingest_facts(bank_id, parsed, deps)
+        report = ingest_facts(bank_id, parsed, _deps())
     except (ValidationError, AuthError) as exc:
         return exc.to_dict()
     return report.to_dict()
+
+
+@app.task(name="tempr.ingest.import_file")
+def import_file(path: str, bank_id: str, chunk_facts: int = 2000) -> dict[str, Any]:
+    """Celery-callable import of a JSONL file the workers can read: validate, then fan out chunks.
+
+    Returns ``{"import_id": ...}`` (poll ``GET /v1/jobs/{import_id}``) or the validation error.
+    """
+    from pathlib import Path
+
+    try:
+        return {
+            "import_id": fleet.submit_file(Path(path), bank_id, get_resources().engine, app, chunk_facts=chunk_facts)
+        }
+    except ValidationError as exc:
+        return exc.to_dict()
+
+
+@app.task(
+    name="tempr.ingest.stage_chunk", bind=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5
+)
+def stage_chunk(self: Any, import_id: str, bank_id: str, chunk: int, items: list[Any]) -> dict[str, Any]:
+    """Embed, find entities and stage one chunk of an import; the last chunk triggers publish.
+
+    A chunk that fails for good (not a transient database error) fails the whole import.
+    """
+    deps = _deps()
+    try:
+        return {"staged": fleet.stage_and_maybe_publish(import_id, bank_id, chunk, items, deps, app)}
+    except ValidationError as exc:  # the import was closed (failed or abandoned): nothing to do
+        return exc.to_dict()
+    except OperationalError:
+        if self.request.retries >= self.max_retries:
+            imports.fail(import_id, deps.engine, f"chunk {chunk}: database unavailable")
+        raise
+    except Exception as exc:
+        log.exception("import %s chunk %s failed", import_id, chunk)
+        imports.fail(import_id, deps.engine, f"chunk {chunk}: {type(exc).__name__}: {exc}")
+        raise
+
+
+@app.task(name="tempr.ingest.publish", bind=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def publish(self: Any, import_id: str) -> dict[str, Any]:
+    """Make a fully staged import visible in one transaction (idempotent)."""
+    deps = _deps()
+    try:
+        return imports.publish(import_id, deps, block=deps.settings.ingest_chunk_facts)
+    except ValidationError as exc:
+        return exc.to_dict()
+    except OperationalError:
+        if self.request.retries >= self.max_retries:
+            imports.fail(import_id, deps.engine, "publish: database unavailable")
+        raise
+    except Exception as exc:
+        log.exception("import %s publish failed", import_id)
+        imports.fail(import_id, deps.engine, f"publish: {type(exc).__name__}: {exc}")
+        raise

@@ -33,7 +33,7 @@ from tempr.jobs.outcome import check_deadline, succeed_job
 from tempr.jobs.webhooks import check_callback_url
 from tempr.recall.models import RecallResponse, parse_request
 from tempr.recall.plan import QueryPlan, analyse
-from tempr.store import recall_repo
+from tempr.store import banks_repo
 from workers.app import app
 from workers.resources import get_resources, recall_context
 
@@ -92,9 +92,8 @@ def start(
 
     t_cache = time.perf_counter()
     with res.engine.connect() as conn:
-        version = recall_repo.bank_version(conn, bank_id)
-    if version is not None:  # no bank, nothing worth caching
-        env.cache_key = cache_key(bank_id, version, req, settings)
+        version = banks_repo.require_bank(conn, bank_id)  # NotFound ends the job: "bank 'x' does not exist"
+    env.cache_key = cache_key(bank_id, version, req, settings)
     ends = job_ends()
     hit = ends.cache.get(env.cache_key)
     timings["cache_lookup"] = ms_since(t_cache)
@@ -123,6 +122,8 @@ def build_chord(env: JobEnvelope, plan: QueryPlan, timings: dict[str, float]) ->
         )
         for s in ALL_STRATEGIES
     )
-    body_plan = plan.model_copy(update={"embedding": []})  # the strategies needed it; nothing after them does
+    # The strategies need the embedding, and so does the learned ranker (cosine of every candidate);
+    # the seed profile's steps after the strategies do not, so its payloads drop it.
+    body_plan = plan if settings.recall_profile != "seed" else plan.model_copy(update={"embedding": []})
     state = FuseState(env=env, plan=body_plan, timings=timings, sent_at=now)
     return chord(header, app.signature("tempr.fuse.collect", args=(state.send(),)))

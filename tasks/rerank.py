@@ -3,8 +3,9 @@
 ``tempr.rerank.score(state)`` (a ``RerankState``) scores the fused candidates with this process's cross-encoder
 through the process-wide batcher (``workers.rerank_batcher``): run the rerank pool with
 ``--pool threads`` so concurrent requests share one model and one batch. The model loads once
-per process, lazily (a background warm-up starts with the worker). With no model configured
-here the seed's RRF-derived fallback is applied without any model call.
+per process, lazily (a background warm-up starts with the worker). The learned ranker (recall
+profile ``default``) runs here too, on the CPU, on the candidates' features. With neither (profile
+``seed``, no model) the seed's RRF-derived fallback is applied without any model call.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from typing import Any
 
 from celery import Celery
 from celery.exceptions import TimeoutError as CeleryTimeoutError
+from sqlalchemy import Engine
 
 from config.celery import celery_config, make_celery
 from config.errors import RecallError, RecallTimeout, ServiceUnavailable, TemprError, ValidationError, outage_message
@@ -37,6 +38,7 @@ from tempr.jobs.redis_client import cache_redis
 from tempr.jobs.status import job_status
 from tempr.jobs.webhooks import check_callback_url
 from tempr.recall.models import RecallRequest, RecallResponse, parse_request
+from tempr.store.banks_repo import require_bank
 
 _SENDERS: dict[tuple[str | None, str | None], Celery] = {}
 
@@ -132,6 +134,7 @@ def recall_async(
     idempotency_key: str | None = None,
     tenant: str | None = None,
     api_key: str | None = None,
+    engine: Engine | None = None,
     **fields: Any,
 ) -> RecallJob:
     """Validate, fix the deadline, enqueue ``tempr.recall.start``; return the job handle at once.
@@ -141,7 +144,9 @@ def recall_async(
     same job. The job belongs to ``tenant`` (the gateway passes the caller's), or to the tenant of
     ``api_key`` or, without one, of this machine's key (TEMPR_API_KEY or <state_dir>/api_key),
     checked here; the start task checks the tenant again. Raises
-    ``config.errors.ValidationError`` (naming the field) for bad input, ``AuthError`` for a bad key.
+    ``config.errors.ValidationError`` (naming the field) for bad input, ``AuthError`` for a bad key,
+    and ``NotFound`` for an unknown bank when given the database ``engine`` (the gateway and the CLI
+    pass theirs). Without it, the start task finds out: the job fails with that same ``NotFound``.
     """
     app, store, s = _defaults(app, store, settings)
     req = parse_request(request if request is not None else fields)
@@ -154,6 +159,9 @@ def recall_async(
             allow_link_local=s.webhook_allow_link_local,
             allow_networks=s.webhook_allow_networks,
         )
+    if engine is not None:  # bad input first (422), then: a caller with a database answers an unknown bank now
+        with engine.connect() as conn:
+            require_bank(conn, bank_id)
     key = idempotency_key or req.idempotency_key
     now = time.time()
     deadline = now + (req.timeout_s or s.recall_timeout_s)

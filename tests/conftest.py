@@ -24,6 +24,8 @@ hypothesis_settings.load_profile("tempr")
 _OWN_STATE = not os.environ.get("TEMPR_TEST_STATE_DIR")
 _STATE = os.environ.get("TEMPR_TEST_STATE_DIR") or tempfile.mkdtemp(prefix="tempr-test-")
 os.environ["TEMPR_STATE_DIR"] = _STATE
+# The ONNX export of the embedder is made once per machine, not once per test session.
+os.environ.setdefault("TEMPR_MODEL_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"tempr-models-{os.getuid()}"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")

@@ -7,9 +7,13 @@ tempr worker --queues ingest,webhooks
 
 from __future__ import annotations
 
+import logging
+import os
+import warnings
 from typing import Any
 
 from celery import Celery
+from celery.exceptions import SecurityWarning
 from celery.signals import celeryd_after_setup, task_revoked, worker_init, worker_process_init, worker_ready
 
 from config.celery import celery_config, make_celery
@@ -41,6 +45,22 @@ def make_app(broker_url: str | None = None, result_backend: str | None = None) -
 job_context.install_log_records()  # every log record gets job_id (the worker's formats print it)
 app = make_app()
 app.set_current()
+log = logging.getLogger(__name__)
+
+
+def _quiet_root_warning() -> bool:
+    """Celery warns on every start when a worker runs as root. Its risk is pickle: a message that
+    runs code when loaded. tempr's workers accept JSON only (config/celery.py), so that warning does
+    not apply and only hides real ones; it is silenced, and one line says so instead. In production
+    run workers as an unprivileged user (deploy/systemd sets ``User=tempr``; the Dockerfile too).
+    """
+    if os.name != "posix" or os.geteuid() != 0:
+        return False
+    warnings.filterwarnings("ignore", category=SecurityWarning)
+    return True
+
+
+_AS_ROOT = _quiet_root_warning()
 
 
 def _consumes(celery_app: Celery, queue: str) -> bool:
@@ -53,10 +73,15 @@ def _consumes_rerank(celery_app: Celery) -> bool:
 
 
 def _warm_rerank_model() -> None:
-    if get_resources().settings.reranker_model and _consumes_rerank(app):
+    if not _consumes_rerank(app):
+        return
+    if get_resources().settings.reranker_model:
         from workers.rerank_batcher import warm_up
 
         warm_up()
+    ranker = get_resources().ranker
+    if ranker is not None:
+        ranker.uses_cross_encoder  # noqa: B018 - reading it loads the model now, not on the first recall
 
 
 def _warm_temporal() -> None:
@@ -109,6 +134,9 @@ def _ready(sender: Any = None, **_: object) -> None:
     from tempr.auth import warn_if_off
 
     warn_if_off(get_resources().settings, "tempr worker")
+    if _AS_ROOT:
+        accepted = ", ".join(app.conf.accept_content)
+        log.info("running as root: messages are accepted as %s only (no pickle); prefer an unprivileged user", accepted)
     pool_cls = getattr(getattr(sender, "controller", None), "pool_cls", None)
     if "prefork" not in getattr(pool_cls, "__module__", "prefork"):  # threads/solo: this process works
         _warm_rerank_model()

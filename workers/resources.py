@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from tempr.providers.embedder import Embedder
     from tempr.providers.entities import EntityExtractor
-    from tempr.providers.reranker import Reranker
+    from tempr.providers.reranker import CandidateRanker, Reranker
     from tempr.recall.context import RecallContext
 
 T = TypeVar("T")
@@ -59,8 +59,14 @@ class Resources:
     def embedder(self) -> Embedder:
         from tempr.providers.embedder import make_embedder
 
+        s = self.settings
         return self._get(
-            "embedder", lambda: make_embedder(self.settings.embedder, batch_size=self.settings.embed_batch_size)
+            "embedder",
+            lambda: make_embedder(
+                s.embedder,
+                batch_size=s.embed_batch_size,
+                cache_dir=s.model_cache_dir or s.state_dir.resolve() / "models",
+            ),
         )
 
     @property
@@ -84,6 +90,13 @@ class Resources:
                 device=s.reranker_device,
             ),
         )
+
+    @property
+    def ranker(self) -> CandidateRanker | None:
+        """The learned ranker of the ``default`` recall profile (loaded on first use), None for ``seed``."""
+        from tempr.providers.reranker import make_ranker
+
+        return self._get("ranker", lambda: make_ranker(self.settings.recall_profile, self.settings.ranker_model_path))
 
     def reset_after_fork(self) -> None:
         engine = self._cache.pop("engine", None)
@@ -113,10 +126,15 @@ def recall_context(*, embedder: bool = True, reranker: Reranker | None = None) -
 
     ``embedder=False`` where no query is analysed (the steps after the strategies), so a worker
     that only fuses never loads the model; ``reranker`` is whatever scores candidates here (the
-    configured cross-encoder, this process's batcher, or None for the RRF fallback)."""
+    configured cross-encoder, this process's batcher, or None for the RRF fallback). The learned
+    ranker comes with the recall profile (``default``: the shipped model; ``seed``: None)."""
     from tempr.recall.context import RecallContext
 
     res = get_resources()
     return RecallContext(
-        engine=res.engine, embedder=res.embedder if embedder else None, settings=res.settings, reranker=reranker
+        engine=res.engine,
+        embedder=res.embedder if embedder else None,
+        settings=res.settings,
+        reranker=reranker,
+        ranker=res.ranker,
     )

@@ -5,7 +5,14 @@ Routes (docs/execution.md has curl examples):
     POST   /v1/default/banks/{bank_id}/memories/recall/async   202 + job id at once
     GET    /v1/jobs/{job_id}                                   status, result or error, webhook deliveries
     POST   /v1/default/banks/{bank_id}/facts                   ingest a JSON array of facts
+    POST   /v1/default/banks/{bank_id}/imports                 202 + job id: a large JSONL body via the ingest workers
     DELETE /v1/default/banks/{bank_id}                         delete a bank
+    GET    /v1/banks                                           every bank and its size
+    GET    /v1/banks/{bank_id}                                 one bank: size, types, tags, newest facts
+    GET    /v1/fleet                                           workers, queue depths, recent jobs
+        GET    /healthz
+    GET    /console/                                           the recall console (``/`` redirects there)
+    GET    /docs, /redoc                                       API docs, assets served from fastapi-offline (no CDN)
     POST|GET /v1/keys, DELETE /v1/keys/{key_id}                an admin key manages its tenant's keys
     GET    /metrics                                            Prometheus (every process on this host; admin key)
     GET    /healthz                                            open (no bank data), as are /docs and /openapi.json
@@ -23,8 +30,9 @@ from celery import Celery
 from fastapi import Depends, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
+from fastapi_offline import FastAPIOffline
 
-from tempr.api import errors, routes_banks, routes_jobs, routes_keys, routes_recall
+from tempr.api import errors, routes_banks, routes_console, routes_fleet, routes_jobs, routes_keys, routes_recall
 from tempr.api.gateway import Gateway, gateway
 from tempr.api.limits import BodyLimit
 from tempr.api.security import role
@@ -39,19 +47,25 @@ def create_app(*, celery_app: Celery | None = None, resources: Any = None, trace
         from workers.resources import get_resources
 
         resources = get_resources()
-    app = FastAPI(
+    app = FastAPIOffline(  # Swagger UI and ReDoc from the package's own files: /docs works offline
         title="tempr",
         version="0.1.0",
         docs_url="/docs",
+        redoc_url="/redoc",
         openapi_url="/openapi.json",
-        description="TEMPR recall for AI-agent memory, served by a Celery worker fleet.",
+        description="TEMPR recall for AI-agent memory, served by a Celery worker fleet. "
+        "The recall console is at [/console/](/console/).",
     )
     app.state.gateway = Gateway(celery_app, resources)
     warn_if_off(resources.settings, "tempr api")
     app.add_middleware(BodyLimit, max_bytes=resources.settings.max_body_bytes)
+    from workers.metrics import queue_depths
+
+    app.state.queue_depths = queue_depths  # for GET /v1/fleet; the routes do not import the workers
     errors.install(app)
-    for module in (routes_recall, routes_jobs, routes_banks, routes_keys):
+    for module in (routes_recall, routes_jobs, routes_banks, routes_keys, routes_fleet):
         app.include_router(module.router)
+    routes_console.install(app)
 
     @app.get("/metrics", include_in_schema=False, dependencies=[Depends(role("admin"))])
     async def metrics(request: Request) -> Response:

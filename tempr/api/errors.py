@@ -2,6 +2,8 @@
 
     {"error": "<ExceptionName>", "message": "...", "field": "...", ["line": n,] ["job_id": "..."]}
 
+A 404 also carries FastAPI's conventional ``detail`` (``{"detail": "bank 'x' does not exist"}``).
+
 Bad input is a 4xx (malformed JSON 400, no/bad API key 401, key outside its banks or roles 403,
 invalid fields 422, unknown bank/job 404, body over TEMPR_MAX_BODY_BYTES 413); a recall past
 its deadline is 504 with the job id (poll ``GET /v1/jobs/{job_id}``); fleet trouble is 502/503.
@@ -106,6 +108,8 @@ def _tempr(request: Request, exc: Exception) -> JSONResponse:
         cause = exc.cause
         payload = body(type(cause).__name__, str(cause), None, job_id=exc.job_id, status_url=f"/v1/jobs/{exc.job_id}")
         return _respond(request, payload, _status_for(cause))
+    if isinstance(exc, NotFound):
+        return JSONResponse(body("NotFound", str(exc), detail=str(exc)), status_code=404)
     to_dict = getattr(exc, "to_dict", None)
     payload = to_dict() if callable(to_dict) else body(type(exc).__name__, str(exc))
     return _respond(request, payload, _status_for(exc))

@@ -40,6 +40,7 @@ class Gateway:
             settings=self.settings,
             idempotency_key=idempotency_key,
             tenant=tenant,
+            engine=self.resources.engine,  # an unknown bank is 404 at once, for the async route too
         )
 
 

@@ -1,4 +1,5 @@
-"""Writes to a bank: ingest a JSON array of facts (one transaction), delete a bank.
+"""Writes to a bank: ingest a JSON array of facts (one transaction), import a large JSONL body
+through the ingest workers (all at once or not at all), delete a bank.
 
 Both change the bank's version, so every cached recall of that bank is bypassed from then on.
 """
@@ -8,12 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, Request
+from fastapi.concurrency import run_in_threadpool
 
-from config.errors import NotFound
 from tempr.api.gateway import gateway
 from tempr.api.security import role
+from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
+from tempr.store.banks_repo import missing_bank
 from tempr.store.ingest_repo import delete_bank
 
 router = APIRouter(tags=["banks"])
@@ -49,6 +52,48 @@ def ingest(
     return report.to_dict()
 
 
+@router.post(
+    "/v1/default/banks/{bank_id}/imports",
+    status_code=202,
+    responses={
+        202: {"description": "validated and queued: poll GET /v1/jobs/{job_id} for progress"},
+        401: {"description": "no API key, or an unknown or revoked one"},
+        403: {"description": "the key lacks the ingest role or is not scoped to this bank"},
+        413: {"description": "the body is larger than TEMPR_MAX_BODY_BYTES"},
+        422: {"description": "a bad fact: the body names its line and field; nothing was queued"},
+    },
+    dependencies=[Depends(role("ingest"))],
+)
+async def import_facts(bank_id: str, request: Request) -> dict[str, Any]:
+    """A large body of JSON Lines (one fact per line), imported by the ingest workers in chunks.
+
+    The body is spooled to a temporary file (never held whole), validated completely, then
+    split into chunks on the ``ingest`` queue; the facts become visible all at once when the
+    last chunk is staged, or not at all.
+    """
+    import tempfile
+    from pathlib import Path
+
+    from tempr.ingest import fleet
+
+    check_bank_id(bank_id)
+    gw = gateway(request)
+    with tempfile.TemporaryDirectory(prefix="tempr-import-") as tmp:
+        path = Path(tmp) / "body.jsonl"
+        with path.open("wb") as out:
+            async for part in request.stream():
+                out.write(part)
+        import_id = await run_in_threadpool(
+            fleet.submit_file,
+            path,
+            bank_id,
+            gw.resources.engine,
+            gw.celery_app,
+            chunk_facts=gw.settings.ingest_chunk_facts,
+        )
+    return {"job_id": import_id, "status": "queued", "status_url": f"/v1/jobs/{import_id}"}
+
+
 @router.delete(
     "/v1/default/banks/{bank_id}",
     responses={
@@ -61,5 +106,5 @@ def ingest(
 def delete(bank_id: str, request: Request) -> dict[str, Any]:
     with gateway(request).resources.engine.begin() as conn:
         if not delete_bank(conn, bank_id):
-            raise NotFound(f"no bank {bank_id!r}")
+            raise missing_bank(bank_id)
     return {"bank_id": bank_id, "deleted": True}

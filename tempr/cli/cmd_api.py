@@ -6,11 +6,16 @@ import argparse
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("api", help="run the HTTP gateway (OpenAPI at /docs)")
+    p = sub.add_parser(
+        "api",
+        help="run the HTTP gateway (recall console at /console, API docs at /docs)",
+        description="Serve the HTTP API, the recall console (/console, also at /) and offline API docs "
+        "(/docs, /redoc) with uvicorn, in the foreground.",
+    )
     p.add_argument("--host", default=None, help="default TEMPR_API_HOST (127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="default TEMPR_API_PORT (8765)")
     p.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
-    p.add_argument("--log-level", default="info")
+    p.add_argument("--log-level", default="info", help="uvicorn log level (default info)")
     p.set_defaults(func=run)
 
 

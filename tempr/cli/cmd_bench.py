@@ -45,7 +45,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--questions", type=int, help="quality: at most this many questions per conversation")
     p.add_argument("--in-process-only", action="store_true", help="quality: skip the run through the workers")
     p.add_argument("--sizes", help="latency/scale: comma-separated bank sizes (default 10000,100000)")
-    p.add_argument("--facts", type=int, help="ingest: facts in the JSONL file (default 5000)")
+    p.add_argument(
+        "--facts", type=int, help="ingest: synthetic facts when the LoCoMo dev data is missing (default 5000)"
+    )
     p.set_defaults(func=run)
 
 

@@ -26,7 +26,7 @@ QUERIES: list[tuple[str, dict[str, object]]] = [
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="run example recalls over the sample bank through the workers")
-    p.add_argument("--bank", default="demo")
+    p.add_argument("--bank", default="demo", help="the bank to ask (default demo, which `make demo` fills)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for each recall")
     p.set_defaults(func=run)
 

@@ -14,8 +14,8 @@ import sys
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("flower", help="run Flower (Celery monitoring UI) in the foreground")
-    p.add_argument("--port", type=int, default=5555)
-    p.add_argument("--address", default="0.0.0.0")
+    p.add_argument("--port", type=int, default=5555, help="port Flower's web UI listens on (default 5555)")
+    p.add_argument("--address", default="0.0.0.0", help="address to bind (default 0.0.0.0: every interface)")
     p.set_defaults(func=run)
 
 

@@ -3,26 +3,58 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from tempr.recall.models import RecallRequest, RecallResponse, parse_request
+from tempr.recall.waterfall import waterfall
+
+DEFAULT_LIMIT = 10
+_ARMS = ("semantic", "keyword", "graph", "temporal")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("recall", help="recall memories for a query")
-    p.add_argument("--bank", required=True)
-    p.add_argument("query")
-    p.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
-    p.add_argument("--max-tokens", type=int, default=4096)
-    p.add_argument("--types", help="comma-separated: world,experience,observation")
-    p.add_argument("--tags", help="comma-separated tags")
-    p.add_argument("--tags-match", default="any", choices=["any", "all", "any_strict", "all_strict", "exact"])
-    p.add_argument("--query-timestamp", help="ISO-8601; anchors relative dates and recency (default now)")
-    p.add_argument("--include-chunks", action="store_true")
-    p.add_argument("--trace", action="store_true")
-    p.add_argument("--json", action="store_true", help="print exactly the response object")
-    p.add_argument("--via-workers", action="store_true", help="run through the Celery chord instead of in-process")
+    p = sub.add_parser(
+        "recall",
+        help="recall memories for a query",
+        description="Recall the memories of one bank that best answer a query (TEMPR: four strategies, "
+        "fusion, rerank, boosts, token packing). An unknown bank is an error (exit 1).",
+    )
+    p.add_argument("--bank", required=True, help="the bank to search (it must exist: create it with `tempr ingest`)")
+    p.add_argument("query", help="the question, in natural language (at most 500 tokens)")
+    p.add_argument(
+        "--budget",
+        choices=["low", "mid", "high"],
+        default="mid",
+        help="how many candidates each strategy may return and how deep the graph walk goes (default mid)",
+    )
+    p.add_argument("--max-tokens", type=int, default=4096, help="token budget for the returned memories (default 4096)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help=f"show at most N memories (default {DEFAULT_LIMIT} in the table, all with --json; 0 = all)",
+    )
+    p.add_argument("--types", help="only these fact types, comma-separated: world,experience,observation")
+    p.add_argument("--tags", help="only memories with these tags, comma-separated (see --tags-match)")
+    p.add_argument(
+        "--tags-match",
+        default="any",
+        choices=["any", "all", "any_strict", "all_strict", "exact"],
+        help="how --tags must match; *_strict also drops untagged memories (default any)",
+    )
+    p.add_argument("--query-timestamp", help="ISO-8601 'now' for the query: anchors relative dates and recency")
+    p.add_argument("--include-chunks", action="store_true", help="also return each memory's source chunk")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="explain the answer: per memory its strategy ranks, scores, boosts and packing; then the timings",
+    )
+    p.add_argument("--json", action="store_true", help="print exactly the response object (JSON)")
+    p.add_argument(
+        "--via-workers",
+        action="store_true",
+        help="run through the Celery worker fleet (the chord) instead of in this process",
+    )
     p.set_defaults(func=run)
 
 
@@ -46,40 +78,109 @@ def build_request(args: argparse.Namespace) -> RecallRequest:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 0:
+        from config.errors import ValidationError
+
+        raise ValidationError("must be 0 (all) or more", field="--limit")
     request = build_request(args)
+    from workers.resources import get_resources
+
     if args.via_workers:
         from config.settings import get_settings
         from tempr.auth import require_local_key
         from tempr.client import recall_async
 
-        job = recall_async(args.bank, request, api_key=require_local_key(get_settings()))
+        job = recall_async(
+            args.bank, request, api_key=require_local_key(get_settings()), engine=get_resources().engine
+        )  # unknown bank: NotFound now
         response = RecallResponse.model_validate(job.get(timeout=request.timeout_s or 60))
     else:
         from tempr.recall.pipeline import recall
-        from workers.resources import get_resources, recall_context
+        from workers.resources import recall_context
 
         response = recall(args.bank, request, recall_context(reranker=get_resources().reranker))
     if args.json:
+        if args.limit:
+            response.results = response.results[: args.limit]
         print(response.model_dump_json(indent=2))
     else:
-        print_table(response)
+        print_table(response, limit=DEFAULT_LIMIT if args.limit is None else args.limit)
     return 0
 
 
-def print_table(response: RecallResponse, *, width: int = 88) -> None:
+def print_table(response: RecallResponse, *, width: int = 88, limit: int = 0) -> None:
+    shown = response.results[:limit] if limit else response.results
     print(
         f"bank {response.bank_id} · budget {response.budget} · reranker {response.reranker}"
         + (f" · degraded: {', '.join(response.degraded)}" if response.degraded else "")
         + (f" · cache {response.cache}" if response.cache else "")
+        + (f" · showing {len(shown)} of {len(response.results)}" if len(shown) < len(response.results) else "")
     )
     if not response.results:
         print("  (no memories matched)")
-    for rank, r in enumerate(response.results, start=1):
+    for rank, r in enumerate(shown, start=1):
         when = (r.occurred_start or r.mentioned_at or "")[:10]
         text = r.text if len(r.text) <= width else r.text[: width - 1] + "…"
-        arms = "".join(
-            k[0].upper() for k in ("semantic", "keyword", "graph", "temporal") if getattr(r.scores, k) is not None
-        )
+        arms = "".join(k[0].upper() for k in _ARMS if getattr(r.scores, k) is not None)
         print(f"{rank:>3}. {r.scores.final:.3f} [{arms:<4}] {when:<10} {text}")
+        if response.trace:
+            _print_features(response.trace.get("rerank") or {}, r.id)
     if response.trace:
-        print(json.dumps(response.trace.get("timings_ms", {}), indent=None))
+        print_trace(response, shown)
+
+
+def _fmt(value: Any, spec: str = ".3f") -> str:
+    return format(value, spec) if isinstance(value, int | float) else "-"
+
+
+def print_trace(response: RecallResponse, shown: list[Any]) -> None:
+    """Per memory: strategy ranks, RRF, rerank, boosts, packing; then the stage waterfall."""
+    trace = response.trace or {}
+    fusion = {f["id"]: f for f in trace.get("fusion", [])}
+    rerank = (trace.get("rerank") or {}).get("scores") or {}
+    boosts = {b["id"]: b for b in trace.get("boosts", [])}  # every *_boost key, whatever the trace adds
+    packing = {p["id"]: p for p in trace.get("packing", [])}
+    rows = []
+    for i, r in enumerate(shown, start=1):
+        b = boosts.get(r.id) or {}
+        mult = " ".join(
+            f"{k.removesuffix('_boost')[:3]} {_fmt(v, '.2f')}" for k, v in b.items() if k.endswith("_boost")
+        )
+        rows.append((i, r, mult))
+    wide = max([len("boosts (×)"), *(len(m) for _, _, m in rows)])
+    print("\ntrace: why each memory is here (ranks per strategy: S semantic, K keyword, G graph, T temporal)")
+    head = f"{'#':>3}  {'S':>3} {'K':>3} {'G':>3} {'T':>3}  {'rrf':>6}  {'rerank':>6}  {'boosts (×)':<{wide}}"
+    print(f"{head}  {'final':>6}  packing")
+    for i, r, mult in rows:
+        ranks = (fusion.get(r.id) or {}).get("ranks") or {}
+        p = packing.get(r.id) or {}
+        pack = f"{p.get('outcome', '-')} ({p.get('tokens', '?')} tok of {p.get('remaining_before', '?')})"
+        cells = " ".join(f"{ranks.get(a, '-'):>3}" for a in _ARMS)
+        rrf = _fmt((fusion.get(r.id) or {}).get("rrf"), ".4f")
+        print(f"{i:>3}  {cells}  {rrf:>6}  {_fmt(rerank.get(r.id)):>6}  {mult:<{wide}}  {r.scores.final:>6.3f}  {pack}")
+    skipped = [p for p in trace.get("packing", []) if p.get("outcome") == "skipped"]
+    if skipped:
+        print(f"     ({len(skipped)} more candidates did not fit max_tokens)")
+    print_waterfall(response.timings_ms)
+
+
+def print_waterfall(timings: dict[str, float], *, width: int = 40) -> None:
+    bars, total = waterfall(timings)
+    print("\ntimings (ms): ░ waiting in a queue, █ working")
+    scale = width / total if total > 0 else 0.0
+    for bar in bars:
+        lead = round(bar.start_ms * scale)
+        wait = round(bar.wait_ms * scale)
+        work = max(1, round(bar.work_ms * scale)) if bar.work_ms > 0 else 0
+        drawn = (" " * lead + "░" * wait + "█" * work)[: width + 1]
+        print(f"  {bar.step:<18} {drawn:<{width + 1}} wait {bar.wait_ms:>7.1f}  work {bar.work_ms:>7.1f}")
+    print(f"  {'total':<18} {'':<{width + 1}} {total:>25.1f}")
+
+
+def _print_features(rerank: dict[str, Any], unit_id: str) -> None:
+    """Under a result: the learned ranker's raw score and the candidate's non-zero features."""
+    names, row = rerank.get("feature_names"), (rerank.get("features") or {}).get(unit_id)
+    if not names or row is None:
+        return
+    parts = [f"{n} {v:.3g}" for n, v in zip(names, row, strict=True) if v]
+    print(f"       ranker {rerank.get('raw', {}).get(unit_id, 0.0):+.3f} · " + " · ".join(parts))

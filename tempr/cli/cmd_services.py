@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
-from config.settings import get_settings
+from config.settings import Settings, get_settings
 from tempr.services import manager
 from tempr.services.workers import RECALL_QUEUES, WEBHOOK_POOL, WEBHOOK_QUEUES, DetachedWorkers
 
@@ -14,18 +15,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "services",
         help="start/stop/inspect the embedded PostgreSQL, Redis and the workers (status exits 1 when a service is down)",
+        description="up: start what is not running (idempotent); down: stop only what `up` started here; "
+        "status: the services and, per worker, its queues, pool, concurrency, pid and ping.",
     )
-    p.add_argument("action", choices=["up", "down", "status"])
+    p.add_argument(
+        "action",
+        choices=["up", "down", "status"],
+        help="up (start, idempotent), down (stop), status (what runs, and do the workers answer)",
+    )
     p.add_argument("--no-worker", action="store_true", help="with up: do not start a Celery worker")
-    p.add_argument("--concurrency", type=int, default=2, help="with up: the recall worker's concurrency")
+    p.add_argument("--concurrency", type=int, default=2, help="with up: the recall worker's concurrency (default 2)")
     p.add_argument(
         "--purge",
         action="store_true",
         help="with down: also delete the embedded database cluster and Redis data (as root: /var/lib/tempr/<hash>)",
     )
+    p.add_argument("--json", action="store_true", help="with status: print the report as JSON")
     p.set_defaults(func=run)
-    db = sub.add_parser("db", help="database schema")
-    db.add_argument("action", choices=["upgrade"])
+    db = sub.add_parser(
+        "db",
+        help="database schema",
+        description="upgrade: apply the Alembic migrations to TEMPR_DATABASE_URL (or the embedded server); "
+        "`services up` and ingest do this already.",
+    )
+    db.add_argument("action", choices=["upgrade"], help="upgrade: bring the schema to the latest migration")
     db.set_defaults(func=run_db)
 
 
@@ -54,11 +67,50 @@ def run(args: argparse.Namespace) -> int:
             stopped.append("data purged")
         print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
         return 0
-    report = manager.status(settings)
-    report["workers"] = {name: {"pid": pid} for name, pid in workers().running().items()}
-    print(json.dumps(report, indent=2))
-    unhealthy = [name for name, entry in report.items() if entry.get("external") is False and not entry.get("healthy")]
+    report = status_report(settings)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_status(report)
+    unhealthy = [
+        n for n in ("postgres", "redis") if report[n].get("external") is False and not report[n].get("healthy")
+    ]
     return 1 if unhealthy else 0
+
+
+def status_report(settings: Settings) -> dict[str, Any]:
+    """The services, then per worker its queues, pool, concurrency, pid and whether it answers a ping."""
+    report: dict[str, Any] = manager.status(settings)
+    local = workers().running()
+    redis = report["redis"]
+    if redis.get("external") or redis.get("running"):
+        from tempr.fleet import inspect_workers, merge_local
+        from workers.app import app
+
+        report["workers"] = merge_local(inspect_workers(app), local)
+    else:  # no broker: nothing can answer a ping
+        report["workers"] = [{"name": n, "pid": p, "started_here": True, "ping": False} for n, p in local.items()]
+    return report
+
+
+def print_status(report: dict[str, Any]) -> None:
+    for name in ("postgres", "redis"):
+        svc = report[name]
+        state = "external" if svc.get("external") else ("running" if svc.get("running") else "stopped")
+        if svc.get("running") and svc.get("healthy") is False:
+            state = "running, not answering"
+        pid = f" (pid {svc['pid']})" if svc.get("pid") else ""
+        print(f"{name:<9} {state}{pid}  {svc.get('url') or ''}")
+    rows = report.get("workers") or []
+    if not rows:
+        print("workers   none (start one: `tempr services up` or `tempr worker`)")
+        return
+    print(f"{'worker':<16} {'pid':>7} {'ping':<5} {'pool':<8} {'conc':>4}  queues")
+    for w in rows:
+        ping = "ok" if w.get("ping") else "no"
+        queues = ",".join(w.get("queues") or []) or "-"
+        conc = w.get("concurrency") if w.get("concurrency") is not None else "-"
+        print(f"{w['name']:<16} {w.get('pid') or '-':>7} {ping:<5} {w.get('pool') or '-':<8} {conc:>4}  {queues}")
 
 
 def run_db(args: argparse.Namespace) -> int:

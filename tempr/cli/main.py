@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_flower,
         cmd_ingest,
         cmd_keys,
+        cmd_ranker,
         cmd_recall,
         cmd_services,
         cmd_worker,
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_flower,
         cmd_demo,
         cmd_bench,
+        cmd_ranker,
     ):
         module.add_parser(sub)
     return parser

@@ -8,8 +8,10 @@ Facts whose id the bank already holds are skipped: ingest is idempotent.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -17,6 +19,7 @@ from config.errors import IngestValidationError
 from config.settings import Settings
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, check_batch
+from tempr.ingest.write import fact_chunks, write_batch
 from tempr.providers.embedder import Embedder
 from tempr.providers.entities import EntityExtractor
 from tempr.store import ingest_repo as repo
@@ -34,6 +37,8 @@ class IngestReport:
     entity_links: int = 0
     links: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    stages: dict[str, float] = field(default_factory=dict)
+    """Seconds per stage (embed, entities, and each write step): where ingest time goes."""
 
     @property
     def facts_per_s(self) -> float:
@@ -49,7 +54,17 @@ class IngestReport:
             "links": self.links,
             "elapsed_s": round(self.elapsed_s, 3),
             "facts_per_s": round(self.facts_per_s, 1),
+            "stages": {k: round(v, 3) for k, v in self.stages.items()},
         }
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        """Add the block's wall time to ``stages[stage]``."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stages[stage] = self.stages.get(stage, 0.0) + time.perf_counter() - started
 
 
 @dataclass
@@ -74,8 +89,16 @@ def ingest_facts(
     new = {key: lf for key, lf in unique.items() if key not in existing}
     report.skipped = len(facts) - len(new)
     if new:
-        rows, names = _prepare(bank_id, list(new.values()), deps, progress)
-        _write(bank_id, rows, names, new, deps, report, progress)
+        rows, names = prepare_rows(bank_id, list(new.values()), deps, report, progress)
+        facts_new = [f for _, f in new.values()]
+        with deps.engine.begin() as conn:
+            keep = write_batch(conn, bank_id, rows, names, fact_chunks(facts_new), deps.settings, report)
+            with report.timed("write_links"):
+                report.links["causal"] = repo.add_causal_links(conn, _causal_pairs(bank_id, facts_new, keep))
+            commit_started = time.perf_counter()
+        report.stages["commit"] = time.perf_counter() - commit_started
+        if progress:
+            progress("write", len(rows))
     report.elapsed_s = time.perf_counter() - started
     return report
 
@@ -97,18 +120,21 @@ def _check_causes(unique: dict[str, tuple[int, FactIn]], existing: set[str]) -> 
                 raise IngestValidationError("a fact cannot cause itself", line=line, field="caused_by")
 
 
-def _prepare(
-    bank_id: str, facts: list[tuple[int, FactIn]], deps: IngestDeps, progress: Progress | None
-) -> tuple[list[dict[str, object]], dict[str, list[str]]]:
+def prepare_rows(
+    bank_id: str, facts: list[tuple[int, FactIn]], deps: IngestDeps, report: IngestReport, progress: Progress | None
+) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """Embed and find entities (the CPU-bound part, outside any transaction): one row per fact."""
     texts = [f.text for _, f in facts]
     step = max(deps.settings.embed_batch_size * 4, 64)
     vectors: list[list[float]] = []
-    for start in range(0, len(texts), step):
-        vectors.extend(deps.embedder.embed(texts[start : start + step]))
-        if progress:
-            progress("embed", len(texts[start : start + step]))
+    with report.timed("embed"):
+        for start in range(0, len(texts), step):
+            vectors.extend(deps.embedder.embed(texts[start : start + step]))
+            if progress:
+                progress("embed", len(texts[start : start + step]))
     need = [i for i, (_, f) in enumerate(facts) if f.entities is None]
-    extracted = dict(zip(need, deps.extractor.extract([texts[i] for i in need]), strict=True))
+    with report.timed("entities"):
+        extracted = dict(zip(need, deps.extractor.extract([texts[i] for i in need]), strict=True))
     rows, names = [], {}
     for i, (_, fact) in enumerate(facts):
         unit_id = repo.unit_uuid(bank_id, fact.key)
@@ -117,7 +143,7 @@ def _prepare(
     return rows, names
 
 
-def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, object]:
+def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, Any]:
     return {
         "id": unit_id,
         "bank_id": bank_id,
@@ -135,48 +161,6 @@ def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, 
         "document_id": fact.document_id,
         "chunk_id": fact.chunk.id if fact.chunk else None,
     }
-
-
-def _write(
-    bank_id: str,
-    rows: list[dict[str, object]],
-    names: dict[str, list[str]],
-    new: dict[str, tuple[int, FactIn]],
-    deps: IngestDeps,
-    report: IngestReport,
-    progress: Progress | None,
-) -> None:
-    s = deps.settings
-    facts = [f for _, f in new.values()]
-    with deps.engine.begin() as conn:
-        cfg = repo.lock_bank(conn, bank_id, s.text_search_config)
-        repo.insert_documents(conn, bank_id, [f.document_id for f in facts if f.document_id])
-        repo.insert_chunks(conn, bank_id, _chunks(facts))
-        inserted = repo.insert_units(conn, rows, cfg)
-        report.inserted = len(inserted)
-        report.skipped += len(rows) - len(inserted)
-        keep = set(inserted)
-        report.entity_links = repo.link_entities(conn, bank_id, {u: n for u, n in names.items() if u in keep})
-        report.links = {
-            "semantic": repo.add_semantic_links(
-                conn, bank_id, inserted, threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k
-            ),
-            "temporal": repo.add_temporal_links(
-                conn, bank_id, inserted, window_hours=s.temporal_link_window_hours, top_k=s.temporal_link_top_k
-            ),
-            "causal": repo.add_causal_links(conn, _causal_pairs(bank_id, facts, keep)),
-        }
-        repo.update_bank_stats(conn, bank_id, inserted)
-    if progress:
-        progress("write", len(rows))
-
-
-def _chunks(facts: list[FactIn]) -> list[dict[str, object]]:
-    seen: dict[str, dict[str, object]] = {}
-    for f in facts:
-        if f.chunk:
-            seen.setdefault(f.chunk.id, {"id": f.chunk.id, "document_id": f.document_id, "text": f.chunk.text})
-    return list(seen.values())
 
 
 def _causal_pairs(bank_id: str, facts: list[FactIn], keep: set[str]) -> list[tuple[str, str]]:

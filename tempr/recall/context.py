@@ -9,7 +9,7 @@ from sqlalchemy import Engine
 
 from config.settings import Settings
 from tempr.providers.embedder import Embedder
-from tempr.providers.reranker import Reranker
+from tempr.providers.reranker import CandidateRanker, Reranker
 
 
 @dataclass
@@ -18,6 +18,8 @@ class RecallContext:
     embedder: Embedder | None  # None in the steps after analysis: they never embed
     settings: Settings
     reranker: Reranker | None = None
+    ranker: CandidateRanker | None = None
+    """The learned ranker (recall profile ``default``); None for the seed profile."""
     count_tokens: Callable[[str], int] | None = None
 
     def tokens(self, text: str) -> int:

@@ -16,6 +16,7 @@ from tempr.core import (
     temporal_proximity_signal,
 )
 from tempr.core.rank_boost import promote
+from tempr.core.rank_features import FEATURE_NAMES
 from tempr.core.timeutil import ms_since
 from tempr.core.types import FusedCandidate, StrategyResult
 from tempr.recall.context import RecallContext
@@ -41,7 +42,9 @@ def finish(
     with ctx.engine.connect() as conn:
         units = recall_repo.fetch_units(conn, [c.id for c in candidates], with_entities=req.include.wants_entities)
     alphas = DEFAULT_ALPHAS
-    if outcome.reranker == RRF_FALLBACK and not ctx.settings.recall_fallback_recency:
+    if outcome.learned:  # recency, proximity and proof are the ranker's features, not boosts on top
+        alphas = (0.0, 0.0, 0.0)
+    elif outcome.reranker == RRF_FALLBACK and not ctx.settings.recall_fallback_recency:
         alphas = (0.0, *DEFAULT_ALPHAS[1:])
     scored = _score(plan, candidates, ce, units, alphas)
     pool = scored[: packing_pool_size(plan.budget)]
@@ -202,7 +205,12 @@ def _trace(
             for r in results
         },
         "fusion": [{"id": c.id, "rrf": c.rrf_score, "ranks": c.ranks} for c in candidates],
-        "rerank": {"reranker": outcome.reranker, "scores": outcome.scores, "raw": outcome.raw},
+        "rerank": {
+            "reranker": outcome.reranker,
+            "scores": outcome.scores,
+            "raw": outcome.raw,
+            **({"feature_names": list(FEATURE_NAMES), "features": outcome.features} if outcome.features else {}),
+        },
         "boosts": [{"id": s["id"], **s["components"]} for s in scored],
         "packing": [
             {

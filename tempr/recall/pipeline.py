@@ -14,6 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from config.errors import AllStrategiesFailed
+from tempr.bank_ids import check_bank_id
 from tempr.core.timeutil import ms_since
 from tempr.core.types import ALL_STRATEGIES, StrategyResult
 from tempr.recall.context import RecallContext
@@ -22,6 +23,7 @@ from tempr.recall.models import RecallRequest, RecallResponse
 from tempr.recall.plan import QueryPlan, analyse
 from tempr.recall.scoring import fuse, rerank
 from tempr.recall.strategies import degraded, run_strategy
+from tempr.store import banks_repo
 
 
 def run_strategies(plan: QueryPlan, ctx: RecallContext) -> list[StrategyResult]:
@@ -52,6 +54,9 @@ def fuse_rerank_finish(
 
 def recall(bank_id: str, request: RecallRequest, ctx: RecallContext) -> RecallResponse:
     started = time.perf_counter()
+    check_bank_id(bank_id)
+    with ctx.engine.connect() as conn:
+        banks_repo.require_bank(conn, bank_id)  # an unknown bank is NotFound, an empty one answers []
     plan = analyse(bank_id, request, ctx)
     t_strat = time.perf_counter()
     results = run_strategies(plan, ctx)

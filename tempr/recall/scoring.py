@@ -9,6 +9,7 @@ reads. The maths lives in ``tempr.core``; this module only feeds it data from th
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,10 +24,13 @@ from tempr.core import (
     rrf_fallback_scores,
     rrf_fuse,
 )
+from tempr.core.rank_features import feature_matrix
+from tempr.core.rerank_scores import sigmoid
 from tempr.core.timeutil import ms_since
 from tempr.core.types import FusedCandidate, StrategyResult
 from tempr.recall.context import RecallContext
 from tempr.recall.plan import QueryPlan
+from tempr.recall.rank_inputs import gather
 from tempr.store import recall_repo
 
 RRF_FALLBACK = "rrf-fallback"
@@ -34,19 +38,40 @@ RRF_FALLBACK = "rrf-fallback"
 
 @dataclass
 class RerankOutcome:
-    """Normalised [0, 1] score per candidate id, and which reranker produced them."""
+    """Normalised [0, 1] score per candidate id, and which reranker produced them.
+
+    ``features`` (learned ranker only): each candidate's feature row (``FEATURE_NAMES`` order,
+    None for a missing value), for the trace. ``learned``: the score is already the final
+    relevance, so the finish step applies no boosts on top.
+    """
 
     scores: dict[str, float]
     reranker: str
     raw: dict[str, float] = field(default_factory=dict)
     elapsed_ms: float = 0.0
+    features: dict[str, list[float | None]] = field(default_factory=dict)
+    learned: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"scores": self.scores, "reranker": self.reranker, "raw": self.raw, "elapsed_ms": self.elapsed_ms}
+        return {
+            "scores": self.scores,
+            "reranker": self.reranker,
+            "raw": self.raw,
+            "elapsed_ms": self.elapsed_ms,
+            "features": self.features,
+            "learned": self.learned,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RerankOutcome:
-        return cls(dict(data["scores"]), data["reranker"], dict(data.get("raw") or {}), data.get("elapsed_ms", 0.0))
+        return cls(
+            dict(data["scores"]),
+            data["reranker"],
+            dict(data.get("raw") or {}),
+            data.get("elapsed_ms", 0.0),
+            dict(data.get("features") or {}),
+            bool(data.get("learned", False)),
+        )
 
 
 def fuse(plan: QueryPlan, results: Sequence[StrategyResult], settings: Settings) -> list[FusedCandidate]:
@@ -70,17 +95,50 @@ def fallback_scores(candidates: Sequence[FusedCandidate]) -> RerankOutcome:
     return RerankOutcome({c.id: s for c, s in zip(candidates, scores, strict=True)}, RRF_FALLBACK)
 
 
+def cross_encoder_raw(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: RecallContext) -> dict[str, float]:
+    """The cross-encoder's raw score per candidate still in the bank, in candidate order."""
+    assert ctx.reranker is not None
+    with ctx.engine.connect() as conn:
+        units = recall_repo.fetch_units(conn, [c.id for c in candidates], with_entities=False)
+    ids = [c.id for c in candidates if c.id in units]
+    raw = ctx.reranker.score_pairs([(plan.request.query, passage(units[i])) for i in ids])
+    return dict(zip(ids, raw, strict=True))
+
+
+def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: RecallContext) -> RerankOutcome:
+    """The learned ranker over each candidate's features (plus the cross-encoder's score if it reads it)."""
+    ranker = ctx.ranker
+    assert ranker is not None
+    ce = cross_encoder_raw(plan, candidates, ctx) if ctx.reranker is not None and ranker.uses_cross_encoder else None
+    query, cands, _units = gather(plan, candidates, ctx, ce)
+    rows = feature_matrix(query, cands)
+    raw = ranker.score_rows(rows)
+    ids = [c.id for c in cands]
+    name = ranker.name if ce is None else f"{ranker.name}+{ctx.reranker.name}"  # type: ignore[union-attr]
+    return RerankOutcome(
+        scores={i: sigmoid(r) for i, r in zip(ids, raw, strict=True)},
+        reranker=name,
+        raw=dict(zip(ids, raw, strict=True)),
+        features={i: [None if math.isnan(v) else round(v, 6) for v in row] for i, row in zip(ids, rows, strict=True)},
+        learned=True,
+    )
+
+
+def uses_learned(ctx: RecallContext) -> bool:
+    """The learned ranker ranks unless a cross-encoder is configured that its model does not read."""
+    return ctx.ranker is not None and (ctx.reranker is None or ctx.ranker.uses_cross_encoder)
+
+
 def rerank(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: RecallContext) -> RerankOutcome:
     started = time.perf_counter()
-    if ctx.reranker is None or not candidates:
+    if candidates and uses_learned(ctx):
+        outcome = learned_scores(plan, candidates, ctx)
+    elif ctx.reranker is None or not candidates:
         outcome = fallback_scores(candidates)
     else:
-        with ctx.engine.connect() as conn:
-            units = recall_repo.fetch_units(conn, [c.id for c in candidates], with_entities=False)
-        ids = [c.id for c in candidates if c.id in units]
-        raw = ctx.reranker.score_pairs([(plan.request.query, passage(units[i])) for i in ids])
-        norm = normalise_scores(raw, calibrated=ctx.reranker.calibrated)
-        outcome = RerankOutcome(dict(zip(ids, norm, strict=True)), ctx.reranker.name, dict(zip(ids, raw, strict=True)))
+        raw = cross_encoder_raw(plan, candidates, ctx)
+        norm = normalise_scores(list(raw.values()), calibrated=ctx.reranker.calibrated)
+        outcome = RerankOutcome(dict(zip(raw, norm, strict=True)), ctx.reranker.name, raw)
     outcome.elapsed_ms = ms_since(started)
     return outcome
 

@@ -1,8 +1,10 @@
 """Writes for ingest. Everything for one batch runs inside the caller's transaction.
 
-Links and BM25 statistics are computed in SQL next to the data: semantic
-links by an HNSW k-NN per new unit, temporal links by a date-range scan,
-term document frequencies from the stored tsvectors.
+A batch is COPYed into a temporary table first; units, their tsvectors and lengths are
+then inserted by one statement. Links to facts the bank already held come from one
+set-based query per link type (an HNSW k-NN / a date-range scan per staged unit, run
+before the batch is inserted); links among the batch are computed in memory by
+``tempr.ingest.links``. BM25 term frequencies come from the stored tsvectors, once per batch.
 """
 
 from __future__ import annotations
@@ -11,12 +13,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pgvector.sqlalchemy import Vector
-from sqlalchemy import Connection, bindparam, text
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
-from sqlalchemy.types import Text
-
-from tempr.store.schema import EMBEDDING_DIM
+from sqlalchemy import Connection, text
 
 _NS = uuid.UUID("6f1e3b1c-5d0a-4c53-9a53-7e6d1f0b2a10")
 
@@ -64,36 +61,150 @@ def insert_chunks(conn: Connection, bank_id: str, chunks: Sequence[dict[str, Any
         )
 
 
-_INSERT_UNIT = text(
-    """
-    INSERT INTO memory_units (id, bank_id, fact_id, text, context, fact_type, embedding, occurred_start,
-        occurred_end, mentioned_at, proof_count, tags, metadata, document_id, chunk_id, search_vector)
-    VALUES (:id, :bank_id, :fact_id, :text, :context, :fact_type, :embedding, :occurred_start,
-        :occurred_end, :mentioned_at, :proof_count, :tags, :metadata, :document_id, :chunk_id,
-        to_tsvector(CAST(:cfg AS regconfig), :text || ' ' || coalesce(:context, '')))
-    ON CONFLICT (bank_id, fact_id) DO NOTHING
-    """
-).bindparams(
-    bindparam("embedding", type_=Vector(EMBEDDING_DIM)),
-    bindparam("tags", type_=ARRAY(Text)),
-    bindparam("metadata", type_=JSONB),
+_BATCH_COLUMNS = (
+    ("id", "uuid"),
+    ("bank_id", "text"),
+    ("fact_id", "text"),
+    ("text", "text"),
+    ("context", "text"),
+    ("fact_type", "text"),
+    ("embedding", "vector"),
+    ("occurred_start", "timestamptz"),
+    ("occurred_end", "timestamptz"),
+    ("mentioned_at", "timestamptz"),
+    ("proof_count", "int4"),
+    ("tags", "text[]"),
+    ("metadata", "jsonb"),
+    ("document_id", "text"),
+    ("chunk_id", "text"),
 )
+_COLS = ", ".join(c for c, _ in _BATCH_COLUMNS)
 
 
-def insert_units(conn: Connection, rows: Sequence[dict[str, Any]], text_config: str) -> list[str]:
-    """Insert memory units; return the ids actually inserted (a concurrent writer may have won)."""
-    if not rows:
-        return []
-    conn.execute(_INSERT_UNIT, [{**r, "cfg": text_config} for r in rows])
-    inserted = conn.execute(
-        # created_at defaults to now(), the transaction's start: it marks the rows this batch wrote.
-        text(
-            "UPDATE memory_units SET doc_len = (SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) "
-            "FROM unnest(search_vector)) WHERE id = ANY(CAST(:ids AS uuid[])) AND created_at = now() RETURNING id::text"
-        ),
-        {"ids": [r["id"] for r in rows]},
+def stage_batch(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """COPY the batch (binary) into a temporary table that lives until the transaction ends.
+
+    One COPY replaces a round trip per fact; inserting from the table then lets the server
+    compute the tsvector and its length in the same statement.
+    """
+    from psycopg.types.json import Jsonb
+
+    conn.execute(text("DROP TABLE IF EXISTS ingest_batch"))
+    conn.execute(text(f"CREATE TEMP TABLE ingest_batch ({_batch_ddl()}) ON COMMIT DROP"))
+    cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    with cur.copy(f"COPY ingest_batch ({_COLS}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types([t for _, t in _BATCH_COLUMNS])
+        for r in rows:
+            copy.write_row(
+                [
+                    uuid.UUID(str(r["id"])) if c == "id" else Jsonb(r[c]) if c == "metadata" else r[c]
+                    for c, _ in _BATCH_COLUMNS
+                ]
+            )
+
+
+def _batch_ddl() -> str:
+    return ", ".join(f"{c} {t}" for c, t in _BATCH_COLUMNS) + ", event_date timestamptz"
+
+
+def insert_units(conn: Connection, text_config: str) -> list[str]:
+    """Insert the staged batch; return the ids actually inserted (a concurrent writer may have won)."""
+    rows = conn.execute(
+        text(f"""
+        INSERT INTO memory_units ({_COLS}, search_vector, doc_len)
+        SELECT {_COLS}, sv, (SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) FROM unnest(sv))
+        FROM (SELECT b.*, to_tsvector(CAST(:cfg AS regconfig), b.text || ' ' || coalesce(b.context, '')) AS sv
+              FROM ingest_batch b) s
+        ON CONFLICT (bank_id, fact_id) DO NOTHING
+        RETURNING id::text
+        """),
+        {"cfg": text_config},
     )
-    return [r[0] for r in inserted]
+    return [r[0] for r in rows]
+
+
+def bank_has_units(conn: Connection, bank_id: str) -> bool:
+    return bool(
+        conn.execute(text("SELECT EXISTS (SELECT 1 FROM memory_units WHERE bank_id = :b)"), {"b": bank_id}).scalar()
+    )
+
+
+Candidates = dict[str, list[tuple[float, str, float]]]
+
+
+def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: float, top_k: int) -> Candidates:
+    """For each staged unit, its k nearest units already in the bank (cosine >= threshold), in one query.
+
+    Run before the batch is inserted, so the bank holds only earlier facts; links among the
+    batch itself are computed in memory (``tempr.ingest.links``).
+    """
+    conn.execute(text("SET LOCAL hnsw.ef_search = 100"))
+    rows = conn.execute(
+        text("""
+        SELECT n.id::text, nb.id::text, nb.dist
+        FROM ingest_batch n
+        CROSS JOIN LATERAL (
+            SELECT m.id, m.embedding <=> n.embedding AS dist
+            FROM memory_units m
+            WHERE m.bank_id = :b
+            ORDER BY m.embedding <=> n.embedding
+            LIMIT :k
+        ) nb
+        WHERE nb.dist <= 1.0 - :threshold
+        """),
+        {"b": bank_id, "k": top_k, "threshold": threshold},
+    )
+    out: Candidates = {}
+    for unit, other, dist in rows:
+        out.setdefault(unit, []).append((float(dist), other, min(1.0, 1.0 - float(dist))))
+    return out
+
+
+def existing_temporal_candidates(conn: Connection, bank_id: str, *, window_hours: float, top_k: int) -> Candidates:
+    """For each dated staged unit, its k nearest-in-time units already in the bank within the window."""
+    conn.execute(text("UPDATE ingest_batch SET event_date = COALESCE(occurred_start, occurred_end, mentioned_at)"))
+    rows = conn.execute(
+        text("""
+        SELECT n.id::text, nb.id::text, nb.dh
+        FROM ingest_batch n
+        CROSS JOIN LATERAL (
+            SELECT m.id, abs(extract(epoch FROM m.event_date - n.event_date)) / 3600.0 AS dh
+            FROM memory_units m
+            WHERE m.bank_id = :b
+              AND m.event_date BETWEEN n.event_date - make_interval(secs => :window * 3600)
+                                   AND n.event_date + make_interval(secs => :window * 3600)
+            ORDER BY abs(extract(epoch FROM m.event_date - n.event_date)), m.id
+            LIMIT :k
+        ) nb
+        WHERE n.event_date IS NOT NULL
+        """),
+        {"b": bank_id, "k": top_k, "window": window_hours},
+    )
+    out: Candidates = {}
+    for unit, other, dh in rows:
+        out.setdefault(unit, []).append((float(dh), other, max(0.0, 1.0 - float(dh) / window_hours)))
+    return out
+
+
+def insert_links(conn: Connection, link_type: str, links: Sequence[tuple[str, str, float]]) -> int:
+    """(from, to, weight) links of one type, in one statement."""
+    if not links:
+        return 0
+    result = conn.execute(
+        text("""
+        INSERT INTO memory_links (from_unit_id, to_unit_id, link_type, weight)
+        SELECT f, t, :type, w
+        FROM unnest(CAST(:f AS uuid[]), CAST(:t AS uuid[]), CAST(:w AS float8[])) AS p(f, t, w)
+        ON CONFLICT DO NOTHING
+        """),
+        {
+            "type": link_type,
+            "f": [a for a, _, _ in links],
+            "t": [b for _, b, _ in links],
+            "w": [w for _, _, w in links],
+        },
+    )
+    return result.rowcount or 0
 
 
 def link_entities(conn: Connection, bank_id: str, unit_names: dict[str, list[str]]) -> int:
@@ -118,62 +229,6 @@ def link_entities(conn: Connection, bank_id: str, unit_names: dict[str, list[str
         ON CONFLICT DO NOTHING
         """),
         {"b": bank_id, "units": [u for u, _ in pairs], "names": [n for _, n in pairs]},
-    )
-    return result.rowcount or 0
-
-
-def add_semantic_links(conn: Connection, bank_id: str, unit_ids: Sequence[str], *, threshold: float, top_k: int) -> int:
-    """Each new unit links to its k nearest neighbours in the bank with cosine >= threshold."""
-    if not unit_ids or top_k <= 0:
-        return 0
-    conn.execute(text("SET LOCAL hnsw.ef_search = 100"))
-    result = conn.execute(
-        text("""
-        INSERT INTO memory_links (from_unit_id, to_unit_id, link_type, weight)
-        SELECT n.id, nb.id, 'semantic', LEAST(1.0, 1.0 - nb.dist)
-        FROM memory_units n
-        CROSS JOIN LATERAL (
-            SELECT m.id, m.embedding <=> n.embedding AS dist
-            FROM memory_units m
-            WHERE m.bank_id = :b AND m.id <> n.id
-            ORDER BY m.embedding <=> n.embedding
-            LIMIT :k
-        ) nb
-        WHERE n.id = ANY(CAST(:ids AS uuid[])) AND nb.dist <= 1.0 - :threshold
-        ON CONFLICT DO NOTHING
-        """),
-        {"b": bank_id, "ids": list(unit_ids), "k": top_k, "threshold": threshold},
-    )
-    return result.rowcount or 0
-
-
-def add_temporal_links(
-    conn: Connection, bank_id: str, unit_ids: Sequence[str], *, window_hours: float, top_k: int
-) -> int:
-    """Link each new dated unit to its nearest-in-time neighbours within the window.
-
-    weight = 1 - |dt| / window, so facts of the same moment link at 1.0.
-    """
-    if not unit_ids or top_k <= 0:
-        return 0
-    result = conn.execute(
-        text("""
-        INSERT INTO memory_links (from_unit_id, to_unit_id, link_type, weight)
-        SELECT n.id, nb.id, 'temporal', GREATEST(0.0, 1.0 - nb.dh / :window)
-        FROM memory_units n
-        CROSS JOIN LATERAL (
-            SELECT m.id, abs(extract(epoch FROM m.event_date - n.event_date)) / 3600.0 AS dh
-            FROM memory_units m
-            WHERE m.bank_id = :b AND m.id <> n.id
-              AND m.event_date BETWEEN n.event_date - make_interval(secs => :window * 3600)
-                                   AND n.event_date + make_interval(secs => :window * 3600)
-            ORDER BY abs(extract(epoch FROM m.event_date - n.event_date)), m.id
-            LIMIT :k
-        ) nb
-        WHERE n.id = ANY(CAST(:ids AS uuid[])) AND n.event_date IS NOT NULL
-        ON CONFLICT DO NOTHING
-        """),
-        {"b": bank_id, "ids": list(unit_ids), "k": top_k, "window": window_hours},
     )
     return result.rowcount or 0
 

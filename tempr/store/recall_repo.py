@@ -37,6 +37,7 @@ __all__ = [
     "semantic_search",
     "tag_clause",
     "temporal_candidates",
+    "unit_similarities",
 ]
 
 # find_event_date reads a few ANN rows and re-sorts them exactly, as relaxed_order may misplace the first.
@@ -268,6 +269,23 @@ def _unit_entity_names(conn: Connection, unit_ids: list[str]) -> list[tuple[str,
         {"ids": unit_ids},
     )
     return [(r[0], r[1]) for r in rows]
+
+
+def unit_similarities(conn: Connection, ids: Sequence[str], embedding: Sequence[float]) -> dict[str, float]:
+    """id -> cosine similarity of the memory to the query embedding (the learned ranker's feature).
+
+    Exact, by primary key: the semantic strategy only scores the memories it returned.
+    """
+    wanted = valid_uuids(ids)
+    if not wanted:
+        return {}
+    rows = conn.execute(
+        _with_vector("""
+        SELECT id::text, 1 - (embedding <=> CAST(:q AS vector)) FROM memory_units
+        WHERE id = ANY(CAST(:ids AS uuid[]))"""),
+        {"ids": wanted, "q": _vector(embedding)},
+    )
+    return {r[0]: float(r[1]) for r in rows}
 
 
 def fetch_chunks(conn: Connection, bank_id: str, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -99,10 +99,20 @@ def sample_bank(resources: Resources, sample_facts: Path) -> str:
 
 @pytest.fixture(scope="session")
 def recall_ctx(resources: Resources) -> RecallContext:
-    """An in-process RecallContext over the test stack (RRF fallback reranker)."""
-    return RecallContext(engine=resources.engine, embedder=resources.embedder, settings=resources.settings)
+    """An in-process RecallContext over the test stack in the seed profile (RRF fallback reranker, boosts)."""
+    seed = resources.settings.model_copy(update={"recall_profile": "seed"})
+    return RecallContext(engine=resources.engine, embedder=resources.embedder, settings=seed)
 
 
 @pytest.fixture(scope="module")
 def ctx(recall_ctx: RecallContext) -> RecallContext:
     return recall_ctx
+
+
+@pytest.fixture(scope="session")
+def default_ctx(resources: Resources) -> RecallContext:
+    """An in-process RecallContext in the default profile: the learned ranker is the rerank stage."""
+    settings = resources.settings.model_copy(update={"recall_profile": "default"})
+    return RecallContext(
+        engine=resources.engine, embedder=resources.embedder, settings=settings, ranker=resources.ranker
+    )

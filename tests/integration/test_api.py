@@ -37,7 +37,7 @@ def comparable(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _direct(resources: Any, bank: str, body: dict[str, Any]) -> dict[str, Any]:
-    ctx = RecallContext(resources.engine, resources.embedder, resources.settings)
+    ctx = RecallContext(resources.engine, resources.embedder, resources.settings, ranker=resources.ranker)
     return recall(bank, RecallRequest.model_validate(body), ctx).model_dump(mode="json")
 
 
@@ -243,8 +243,8 @@ def test_ingest_recall_cache_and_delete_over_http(api: httpx.Client, bank_id: st
     third = api.post(RECALL.format(bank_id), json=body).json()
     assert third["cache"] == "miss" and len(third["results"]) == 3
     assert api.delete(f"/v1/default/banks/{bank_id}").json() == {"bank_id": bank_id, "deleted": True}
-    gone = api.post(RECALL.format(bank_id), json=body)
-    assert gone.status_code == 200 and gone.json()["results"] == []
+    gone = api.post(RECALL.format(bank_id), json=body)  # a deleted bank is unknown, not empty
+    assert gone.status_code == 404 and gone.json()["detail"] == f"bank {bank_id!r} does not exist"
     assert api.delete(f"/v1/default/banks/{bank_id}").status_code == 404
 
 

@@ -36,7 +36,7 @@ def comparable(response: RecallResponse) -> dict[str, Any]:
 
 
 def _direct(resources: Any, bank: str, request: RecallRequest) -> RecallResponse:
-    ctx = RecallContext(resources.engine, resources.embedder, resources.settings)
+    ctx = RecallContext(resources.engine, resources.embedder, resources.settings, ranker=resources.ranker)
     return recall(bank, request, ctx)
 
 

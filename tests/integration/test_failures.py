@@ -26,6 +26,7 @@ from tempr.recall.models import RecallRequest
 from tempr.recall.pipeline import fuse_rerank_finish
 from tempr.recall.plan import analyse
 from tempr.recall.strategies import degraded, run_strategy
+from tempr.store.ingest_repo import lock_bank
 from workers.app import make_app
 
 pytestmark = pytest.mark.integration
@@ -62,7 +63,7 @@ def test_failed_and_timed_out_strategies_degrade_the_answer(
     assert job.status()["status"] == "succeeded"
 
     # The same fusion of the surviving strategies, in process.
-    ctx = RecallContext(resources.engine, resources.embedder, resources.settings)
+    ctx = RecallContext(resources.engine, resources.embedder, resources.settings, ranker=resources.ranker)
     plan = analyse(bank, request, ctx)
     results = [
         degraded(s, "down") if s in (Strategy.SEMANTIC, Strategy.GRAPH) else run_strategy(s, plan, ctx)
@@ -75,8 +76,11 @@ def test_failed_and_timed_out_strategies_degrade_the_answer(
     assert again.cache == "miss", "a degraded answer is never cached"
 
 
-def test_all_strategies_failing_fails_the_job_clearly(faulty: ExtraWorker) -> None:
-    job = recall_async(f"allfail-{uuid.uuid4().hex[:8]}", app=faulty.app, query="Where does Alice work?")
+def test_all_strategies_failing_fails_the_job_clearly(faulty: ExtraWorker, resources: Any) -> None:
+    bank = f"allfail-{uuid.uuid4().hex[:8]}"
+    with resources.engine.begin() as conn:  # the bank exists (an unknown one is NotFound, before any strategy)
+        lock_bank(conn, bank, "english")
+    job = recall_async(bank, app=faulty.app, query="Where does Alice work?")
     with pytest.raises(AllStrategiesFailed) as info:
         job.get(timeout=60)
     message = str(info.value)

@@ -10,12 +10,13 @@ import pytest
 from helpers import ask
 from pydantic import ValidationError as PydanticValidationError
 
-from config.errors import AllStrategiesFailed
+from config.errors import AllStrategiesFailed, NotFound
 from tempr.core.types import Strategy
 from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
 from tempr.recall import strategies
 from tempr.recall.models import RecallRequest
+from tempr.store.ingest_repo import lock_bank
 
 pytestmark = pytest.mark.integration
 REF = "2024-09-15T12:00:00+00:00"
@@ -87,9 +88,16 @@ def test_types_filter_and_tag_modes(ctx, sample_bank) -> None:
     assert exact.results and all(r.tags == [] for r in exact.results)
 
 
-def test_empty_bank_answers_with_nothing(ctx, bank_id) -> None:
+def test_empty_bank_answers_with_nothing(ctx, resources, bank_id) -> None:
+    with resources.engine.begin() as conn:  # an existing bank with no facts (an unknown one is NotFound)
+        lock_bank(conn, bank_id, "english")
     response = ask(ctx, bank_id, "Where does Alice work?")
     assert response.results == [] and response.degraded == []
+
+
+def test_unknown_bank_is_not_found(ctx) -> None:
+    with pytest.raises(NotFound, match="bank 'no-such-bank' does not exist"):
+        ask(ctx, "no-such-bank", "Where does Alice work?")
 
 
 def test_long_memory_is_skipped_not_blocking(ctx, resources, bank_id) -> None:

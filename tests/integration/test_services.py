@@ -30,16 +30,16 @@ def test_up_twice_is_harmless_and_down_stops_only_its_own(tmp_path: Path) -> Non
     try:
         first = _tempr(state, "services", "up", "--no-worker")
         assert first.returncode == 0, first.stderr
-        status1 = json.loads(_tempr(state, "services", "status").stdout)
+        status1 = json.loads(_tempr(state, "services", "status", "--json").stdout)
         second = _tempr(state, "services", "up", "--no-worker")
         assert second.returncode == 0, second.stderr
-        status2 = json.loads(_tempr(state, "services", "status").stdout)
+        status2 = json.loads(_tempr(state, "services", "status", "--json").stdout)
         assert status1["postgres"]["running"] and status1["redis"]["running"]
         assert status1["postgres"]["pid"] == status2["postgres"]["pid"]  # not restarted
         assert status1["redis"]["pid"] == status2["redis"]["pid"]
         down = _tempr(state, "services", "down")
         assert down.returncode == 0 and "postgres" in down.stdout and "redis" in down.stdout
-        status3 = json.loads(_tempr(state, "services", "status").stdout)
+        status3 = json.loads(_tempr(state, "services", "status", "--json").stdout)
         assert not status3["postgres"]["running"] and not status3["redis"]["running"]
         assert redis.Redis.from_url(bystander.status().url).ping()  # untouched
         again = _tempr(state, "services", "down")
@@ -59,7 +59,7 @@ def test_restarts_keep_their_ports_status_is_honest_and_postgres_wants_a_passwor
     state = state / "state"
     try:
         assert _tempr(state, "services", "up", "--no-worker").returncode == 0
-        before = _tempr(state, "services", "status")
+        before = _tempr(state, "services", "status", "--json")
         first = json.loads(before.stdout)
         assert before.returncode == 0 and first["postgres"]["healthy"] and first["redis"]["healthy"]
 
@@ -79,12 +79,12 @@ def test_restarts_keep_their_ports_status_is_honest_and_postgres_wants_a_passwor
 
         os.kill(first["redis"]["pid"], 9)  # Redis dies: status says so and exits 1
         process.wait_until(lambda: not process.pid_alive(first["redis"]["pid"]), timeout=10, what="redis to die")
-        dead = _tempr(state, "services", "status")
+        dead = _tempr(state, "services", "status", "--json")
         assert dead.returncode == 1 and not json.loads(dead.stdout)["redis"]["healthy"]
 
         assert _tempr(state, "services", "down").returncode == 0  # stops PostgreSQL (clients' sockets close)
         assert _tempr(state, "services", "up", "--no-worker").returncode == 0
-        after = json.loads(_tempr(state, "services", "status").stdout)
+        after = json.loads(_tempr(state, "services", "status", "--json").stdout)
         assert after["redis"]["healthy"] and after["postgres"]["healthy"]
         assert (after["redis"]["port"], after["postgres"]["port"]) == (first["redis"]["port"], port)
     finally:

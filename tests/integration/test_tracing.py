@@ -24,6 +24,7 @@ from tempr.services.process import free_port
 
 pytestmark = pytest.mark.integration
 WHEN = "2024-06-01T12:00:00+00:00"
+ALLOW = "127.0.0.1/32"
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +38,7 @@ def traced(
         "TEMPR_RERANKER_MODEL": str(tiny_cross_encoder),
         "TEMPR_CACHE_TTL_S": "0",
         "PROMETHEUS_MULTIPROC_DIR": str(tmp / "metrics"),
+        "TEMPR_WEBHOOK_ALLOW_NETWORKS": ALLOW,
     }
     (tmp / "metrics").mkdir()
     with extra_worker(
@@ -51,12 +53,16 @@ def traced(
 
 
 @pytest.fixture()
-def gateway_spans(traced: tuple[ExtraWorker, Path], resources: Any, make_key: Any) -> Iterator[tuple[TestClient, Any]]:
+def gateway_spans(
+    traced: tuple[ExtraWorker, Path], resources: Any, make_key: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[TestClient, Any]]:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from tempr.api.app import create_app
     from workers import telemetry
 
+    # the webhook receiver listens on loopback, which callback URLs may name only when allow-listed
+    monkeypatch.setattr(resources, "settings", resources.settings.model_copy(update={"webhook_allow_networks": ALLOW}))
     exporter = InMemorySpanExporter()
     provider = telemetry.make_provider(resources.settings, "gateway", exporter=exporter)
     app = create_app(celery_app=traced[0].app, resources=resources, tracer_provider=provider)

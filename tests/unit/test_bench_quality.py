@@ -1,4 +1,4 @@
-"""The quality report from hand-made rankings: recall per variant, category and split (bench.quality)."""
+"""The quality report from hand-made rankings: recall per variant, fold and category (bench.quality)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from bench import locomo, quality, report
+from bench.quality_render import render
 
 
 def _conv(name: str, questions: list[locomo.Question]) -> locomo.Conversation:
@@ -22,8 +23,7 @@ def _conv(name: str, questions: list[locomo.Question]) -> locomo.Conversation:
 
 
 @pytest.fixture()
-def result(monkeypatch: pytest.MonkeyPatch) -> quality.QualityResult:
-    monkeypatch.setattr(quality, "_reranker", lambda: "rrf-fallback")
+def result() -> quality.QualityResult:
     q1 = locomo.Question("26", 0, "When?", "then", ("D1:1",), 2)
     q2 = locomo.Question("41", 3, "Who?", "her", ("D2:1", "D2:2"), 4)
     hit_first = [["D1:1"]] + [["D9:9"]] * 60
@@ -31,13 +31,19 @@ def result(monkeypatch: pytest.MonkeyPatch) -> quality.QualityResult:
     asked = []
     for q, ranking, fired in ((q1, hit_first, 3), (q2, half_late, 0)):
         a = quality.Asked(q, windows=1 if fired else 0, temporal_hits=fired)
-        for name, _ in quality.VARIANTS:
+        for name in (*quality.VARIANTS, quality.WORKERS):
             a.rankings[name] = ranking
-        a.rankings["temporal only"] = [] if not fired else ranking
-        a.rankings[quality.WORKERS] = ranking
-        a.ms = {"analyse": 10.0, "strategies": 50.0, "complete:full pipeline": 5.0, "workers": 80.0}
+        a.rankings[quality.SEMANTIC] = [["D9:9"]] * 60 if fired else ranking
+        a.ms = {
+            "analyse": 10.0,
+            "strategies": 50.0,
+            f"complete:{quality.DEFAULT}": 5.0,
+            f"rerank:{quality.DEFAULT}": 4.0,
+            f"rerank:{quality.SEED}": 0.5,
+            "workers": 80.0,
+        }
         asked.append(a)
-    return quality.QualityResult(
+    out = quality.QualityResult(
         asked,
         [_conv("26", [q1]), _conv("41", [q2])],
         report.machine(),
@@ -47,23 +53,29 @@ def result(monkeypatch: pytest.MonkeyPatch) -> quality.QualityResult:
         "",
         {"questions": 2, "identical_top50": 2, "same_recall": 2},
     )
+    out.folds = {"26": 1, "41": 1}
+    return out
 
 
 def test_recall_per_variant_and_category(result: quality.QualityResult) -> None:
-    assert result.recall("full pipeline", 5) == (50.0, 2)  # q1 found at rank 1, q2 nothing in the top 5
-    assert result.recall("full pipeline", 10) == (75.0, 2)  # q2: one of its two evidence turns at rank 8
-    assert result.recall("temporal only", 50) == (50.0, 2)
-    assert result.recall("full pipeline", 10, lambda a: a.question.category == 4) == (50.0, 1)
+    assert result.recall(quality.DEFAULT, 5) == (50.0, 2)  # q1 found at rank 1, q2 nothing in the top 5
+    assert result.recall(quality.DEFAULT, 10) == (75.0, 2)  # q2: one of its two evidence turns at rank 8
+    assert result.recall(quality.SEMANTIC, 50) == (25.0, 2)
+    assert result.recall(quality.DEFAULT, 10, lambda a: a.question.category == 4) == (50.0, 1)
     assert result.variants()[0] == quality.WORKERS
+    assert result.stage_ms(quality.DEFAULT) == 4.0
 
 
 def test_render_has_every_table(result: quality.QualityResult) -> None:
-    text = quality.render(result)
-    assert "| **full pipeline, through the workers** | 50.0 | 75.0 | 75.0 | 75.0 |" in text
+    text = render(result)
+    assert "| **default, through the workers** | 50.0 | 75.0 | 75.0 | 75.0 |" in text
     assert "| *DRAGON (LoCoMo paper, 10 conversations)* | *49.6* | *57.1* | *66.0* | *71.1* |" in text
-    assert "| 2 temporal | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 1 | 1 |" in text
-    assert "| all | 2 | 50.0 | 75.0 | 75.0 | 75.0 | 1 | 1 |" in text
-    assert "On the 1 question where the temporal strategy fired:" in text
-    assert "| tuning: 26 | 1 |" in text and "| held out: 41 | 1 |" in text
+    assert "| 41 | 1 | **default** | 0.0 | 50.0 | 50.0 | 50.0 |" in text  # per fold
+    assert "| 2 temporal | 1 | semantic only | 0.0 | 0.0 | 0.0 | 0.0 |" in text  # per category
+    assert "| 2 temporal | 1 | seed profile | 100.0 | 100.0 | 100.0 | 100.0 |" in text
+    assert "Smallest margin of *default, through the workers* over *semantic only*" in text
+    assert "+100.0 points" not in text and "+0.0 points" in text  # the category-4 margin is the smallest
+    assert "**+3.5 ms**" in text  # the rerank stage's cost: 4.0 vs 0.5
     assert "identical top-50 ranking (by dia_id) for 2 of 2" in text
+    assert "26: 1, 41: 1" in text  # fold sizes are stated
     assert "evidence `dia_id`s found among" in text  # the definition is stated

@@ -70,7 +70,9 @@ def test_strategy_report_round_trips_a_result() -> None:
     assert StrategyReport.receive(StrategyReport.of(result).send()).result() == result
 
 
-def test_collect_without_a_model_answers_at_once(ends: JobEnds, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_collect_in_the_seed_profile_without_a_model_answers_at_once(
+    ends: JobEnds, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seen: dict[str, Any] = {}
 
     def answer(plan: QueryPlan, results: list[StrategyResult], ctx: Any, timings: dict[str, float]) -> RecallResponse:
@@ -79,6 +81,7 @@ def test_collect_without_a_model_answers_at_once(ends: JobEnds, monkeypatch: pyt
 
     monkeypatch.setattr(fuse, "fuse_rerank_finish", answer)
     monkeypatch.setattr(get_resources().settings, "reranker_model", None)
+    monkeypatch.setattr(get_resources().settings, "recall_profile", "seed")  # default: the learned ranker's hop
     state = FuseState(env=_env(), plan=_plan(), timings={"queue.start": 1.0}, sent_at=time.time() - 0.2)
     reports = _reports()
     out = fuse.collect(list(reversed(reports[1:])), state.send())  # out of order, one missing
@@ -181,3 +184,4 @@ def test_a_step_past_its_deadline_is_refused(ends: JobEnds) -> None:
 class _Ctx:
     def __init__(self, reranker: Any) -> None:
         self.reranker = reranker
+        self.ranker = None  # the seed profile: no learned ranker

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tempr.providers.embedder.base import Embedder
 
 
-def make_embedder(kind: str, *, batch_size: int = 64) -> Embedder:
+def make_embedder(kind: str, *, batch_size: int = 64, cache_dir: Path | None = None) -> Embedder:
+    """``onnx`` (default), ``onnx-int8`` (opt-in), ``torch`` (``minilm`` is its old name) or ``fake``.
+
+    ``cache_dir`` holds the one-time ONNX export of the shipped model.
+    """
     if kind == "fake":
         from tempr.providers.embedder.fake import FakeEmbedder
 
         return FakeEmbedder()
+    if kind in ("onnx", "onnx-int8"):
+        from tempr.providers.embedder.onnx import OnnxMiniLMEmbedder
+
+        folder = cache_dir or Path(".tempr") / "models"
+        return OnnxMiniLMEmbedder(cache_dir=folder, batch_size=batch_size, quantized=kind == "onnx-int8")
     from tempr.providers.embedder.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder(batch_size=batch_size)

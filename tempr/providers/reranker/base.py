@@ -17,3 +17,14 @@ class Reranker(Protocol):
     calibrated: bool
 
     def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+
+
+class CandidateRanker(Protocol):
+    """A ranker over feature rows (``tempr.core.rank_features.FEATURE_NAMES`` columns), not text pairs."""
+
+    name: str
+
+    @property
+    def uses_cross_encoder(self) -> bool: ...
+
+    def score_rows(self, rows: Sequence[Sequence[float]]) -> list[float]: ...

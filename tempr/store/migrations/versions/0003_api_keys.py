@@ -1,13 +1,13 @@
 """API keys and tenants: keys stored as SHA-256 hashes, scoped to bank patterns and roles.
 
-Revision ID: 0002_api_keys
-Revises: 0001
+Revision ID: 0003_api_keys
+Revises: i13_import_staging
 """
 
 from alembic import op
 
-revision = "0002_api_keys"
-down_revision = "0001"
+revision = "0003_api_keys"
+down_revision = "i13_import_staging"
 branch_labels = None
 depends_on = None
 

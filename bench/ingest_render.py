@@ -1,0 +1,99 @@
+"""BENCHMARKS.md's ingest section from an ``IngestResult`` (bench/ingest.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench import report
+
+STAGES = (
+    "embed",
+    "entities",
+    "write_units",
+    "link_semantic",
+    "link_temporal",
+    "write_entities",
+    "write_links",
+    "bm25_stats",
+    "commit",
+)
+
+
+def _share(rate: float, embed_rate: float) -> str:
+    return f"{100 * rate / embed_rate:.0f} %" if embed_rate else "–"
+
+
+def render(result: Any) -> str:
+    emb = result.embedder.get("texts_per_s", 0.0)
+    peer = result.peer.get("facts_per_s", 0.0) if result.peer else 0.0
+    rows = []
+    for label, rep in result.runs.items():
+        rate = float(rep["facts_per_s"])
+        rows.append(
+            [
+                label,
+                f"{rep['inserted']:,}",
+                report.fmt(rep["elapsed_s"], 1),
+                report.fmt(rate, 0),
+                report.fmt(rep.get("cpu_ms_per_fact"), 1),
+                _share(rate, emb),
+                f"{rate / peer:.1f}×" if peer else "–",
+            ]
+        )
+    if result.peer.get("facts_per_s"):
+        p = result.peer
+        rows.append(["Hindsight 1.1 peer (document-transfer import)", f"{p['facts']:,}", report.fmt(p["seconds"], 1)])
+        rows[-1] += [report.fmt(p["facts_per_s"], 0), "–", _share(p["facts_per_s"], emb), "1.0×"]
+    rows.append(["embedder alone (same texts, mean of before/after)", f"{result.facts:,}", "–", report.fmt(emb, 0)])
+    rows[-1] += ["–", "100 %", f"{emb / peer:.1f}×" if peer else "–"]
+    lines = [
+        "## Ingest throughput",
+        "",
+        f"{result.facts:,} facts from {result.source}, imported into fresh banks side by side in one run "
+        f"(`tempr bench ingest`). Embedder: `{result.embedder.get('kind')}` "
+        f"({result.embedder.get('before')} texts/s before the tempr runs, {result.embedder.get('after')} after). "
+        "*% of embedder*: ingest rate over the embedder's own rate on the same texts (everything but "
+        "embedding costs the rest). CPU per fact: the ingesting process(es), PostgreSQL's CPU not included. "
+        "Via workers: chunks of "
+        f"{result.cfg.chunk_facts} facts on the `ingest` queue, one prefork worker of 1 or 2 processes, models warm; "
+        "the time runs from validation to the publishing commit.",
+        "",
+        report.machine_line(result.machine),
+        "",
+        report.table(["what", "facts", "s", "facts/s", "CPU ms/fact", "% of embedder", "vs Hindsight"], rows),
+        "",
+    ]
+    if not result.peer:
+        lines += ["Hindsight peer: not run (no LoCoMo data or peer venv beside the repository).", ""]
+    elif "error" in result.peer:
+        lines += [f"Hindsight peer: failed ({result.peer['error']}).", ""]
+    else:
+        lines += [
+            f"Hindsight per bank (s, rounded up by the runner's 1 s polling): {result.peer['banks']}.",
+            "",
+        ]
+    lines += _stage_table(result), ""
+    if result.cli_250:
+        c = result.cli_250
+        lines += [
+            f"`tempr ingest --via-workers` of a 250-fact file on the warm fleet: **{c['wall_s']:.2f} s** wall for the "
+            f"command (interpreter start, validation, enqueue, staging by the worker, publish); the command loads no model.",
+            "",
+        ]
+    lines.append("No GPU was available to this run: GPU figures (≥ 10× Hindsight, 4/8 workers) were not measured.")
+    return "\n".join(lines)
+
+
+def _stage_table(result: Any) -> str:
+    rows = []
+    for label, rep in result.runs.items():
+        stages = rep.get("stages") or {}
+        total = float(rep["elapsed_s"]) or 1.0
+        if "single" not in label:
+            continue
+        other = total - sum(stages.values())
+        cells = [f"{stages.get(s, 0.0):.2f} ({100 * stages.get(s, 0.0) / total:.0f} %)" for s in STAGES]
+        rows.append([label.replace("tempr single process, ", ""), *cells, f"{other:.2f}"])
+    return "Stage breakdown of the single-process runs, seconds (share of the run):\n\n" + report.table(
+        ["entities", *STAGES, "other"], rows
+    )

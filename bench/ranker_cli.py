@@ -1,0 +1,63 @@
+"""What ``tempr ranker train`` runs: collect, cross-validate, fit on everything, write the model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench import locomo
+from bench.metrics import KS
+from bench.progress import log
+from bench.quality import DEFAULT_LOCOMO
+from bench.ranker_data import Sample, load_samples
+from bench.ranker_train import USED_FEATURES, fit, loco, recall_table, save
+from tempr.providers.reranker.learned import DEFAULT_MODEL
+
+
+@dataclass
+class Options:
+    locomo: Path = DEFAULT_LOCOMO
+    output: Path = field(default_factory=lambda: DEFAULT_MODEL)
+    refresh: bool = False
+    cv: bool = True
+
+
+def samples(options: Options) -> list[Sample]:
+    """Every dev question's candidates: services up, banks ingested, collected (or read from the cache)."""
+    from bench import stack
+    from bench.quality import ingest
+    from workers.resources import get_resources, recall_context
+
+    conversations = locomo.load(options.locomo.resolve())
+    stack.services_up()
+    ingest(conversations, get_resources())
+    return load_samples(
+        conversations, lambda: recall_context(reranker=get_resources().reranker), refresh=options.refresh
+    )
+
+
+def report(all_samples: list[Sample]) -> None:
+    """Leave-one-conversation-out recall@k per held-out conversation, beside semantic-only."""
+    folds = loco(all_samples, USED_FEATURES)
+    print(f"{'fold':<8}{'questions':>10}  " + "  ".join(f"{'R@' + str(k):>14}" for k in KS))
+    for held, rankings in folds.items():
+        group = [s for s in all_samples if s.conversation == held]
+        learned = recall_table(group, rankings)
+        semantic = recall_table(group, [s.semantic for s in group])
+        cells = "  ".join(f"{learned[k]:6.1f} ({semantic[k]:5.1f})" for k in KS)
+        print(f"{held:<8}{len(group):>10}  {cells}")
+    ordered = [s for held in folds for s in all_samples if s.conversation == held]
+    learned = recall_table(ordered, [r for held in folds for r in folds[held]])
+    semantic = recall_table(ordered, [s.semantic for s in ordered])
+    cells = "  ".join(f"{learned[k]:6.1f} ({semantic[k]:5.1f})" for k in KS)
+    print(f"{'all':<8}{len(ordered):>10}  {cells}")
+    print("learned ranker, leave-one-conversation-out (semantic-only in brackets)")
+
+
+def train(options: Options) -> None:
+    all_samples = samples(options)
+    if options.cv:
+        report(all_samples)
+    model = fit(all_samples, USED_FEATURES)
+    save(model, options.output)
+    log(f"wrote {options.output} ({len(all_samples)} questions, {len(USED_FEATURES)} features)")

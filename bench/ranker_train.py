@@ -1,0 +1,118 @@
+"""Fit the learned ranker (LightGBM LambdaRank) and cross-validate it leave-one-conversation-out.
+
+``tempr ranker train`` = ingest the LoCoMo dev conversations, collect every question's
+candidates (``bench.ranker_data``), report the leave-one-conversation-out figures (each
+conversation ranked by a model trained on the other four, so no figure is measured on its
+own training data) and write the model trained on all of them to ``tempr/data/ranker.txt``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.metrics import KS, mean, recall_at_k
+from bench.ranker_data import Sample
+from tempr.core.rank_features import FEATURE_NAMES, feature_matrix
+
+PARAMS: dict[str, Any] = {
+    "objective": "lambdarank",
+    "metric": "ndcg",
+    "eval_at": [5, 10, 25],
+    "lambdarank_truncation_level": 50,
+    "learning_rate": 0.05,
+    "num_leaves": 15,
+    "min_data_in_leaf": 20,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambda_l2": 1.0,
+    "num_threads": 2,
+    "seed": 7,
+    "deterministic": True,
+    "force_row_wise": True,
+    "verbosity": -1,
+}
+ROUNDS = 200
+USED_FEATURES: tuple[str, ...] = tuple(n for n in FEATURE_NAMES if n != "ce")
+"""The features the shipped model reads (``ce`` only when trained with a cross-encoder configured)."""
+
+
+@dataclass
+class Matrix:
+    rows: list[list[float]] = field(default_factory=list)
+    labels: list[int] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)
+
+
+def columns(features: Sequence[str]) -> list[int]:
+    return [FEATURE_NAMES.index(n) for n in features]
+
+
+def sample_rows(sample: Sample, features: Sequence[str]) -> list[list[float]]:
+    cols = columns(features)
+    return [[row[c] for c in cols] for row in feature_matrix(sample.query, sample.candidates)]
+
+
+def matrix(samples: Sequence[Sample], features: Sequence[str]) -> Matrix:
+    """Questions with at least one relevant candidate (a LambdaRank group with none teaches nothing)."""
+    out = Matrix()
+    for s in samples:
+        labels = s.labels()
+        if not any(labels) or len(labels) < 2:
+            continue
+        out.rows += sample_rows(s, features)
+        out.labels += labels
+        out.groups.append(len(labels))
+    return out
+
+
+def fit(samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, rounds: int = ROUNDS) -> Any:
+    import lightgbm
+    import numpy as np
+
+    m = matrix(samples, features)
+    data = lightgbm.Dataset(
+        np.asarray(m.rows, dtype=np.float64), label=m.labels, group=m.groups, feature_name=list(features)
+    )
+    return lightgbm.train(PARAMS, data, num_boost_round=rounds)
+
+
+def ranking(
+    sample: Sample, score: Callable[[list[list[float]]], Sequence[float]], features: Sequence[str]
+) -> list[list[str]]:
+    """The candidates' dia_ids, best first, by ``score`` (ties keep fusion order)."""
+    if not sample.candidates:
+        return []
+    scores = score(sample_rows(sample, features))
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+    return [sample.dia_ids[i] for i in order]
+
+
+def loco(
+    samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, rounds: int = ROUNDS
+) -> dict[str, list[list[list[str]]]]:
+    """Leave one conversation out: each conversation's rankings from a model trained on the others."""
+    out: dict[str, list[list[list[str]]]] = {}
+    for held in sorted({s.conversation for s in samples}):
+        model = fit([s for s in samples if s.conversation != held], features, rounds)
+        predict = _predictor(model)
+        out[held] = [ranking(s, predict, features) for s in samples if s.conversation == held]
+    return out
+
+
+def _predictor(model: Any) -> Callable[[list[list[float]]], Sequence[float]]:
+    import numpy as np
+
+    return lambda rows: [float(x) for x in model.predict(np.asarray(rows, dtype=np.float64))]
+
+
+def recall_table(samples: Sequence[Sample], rankings: Sequence[list[list[str]]]) -> dict[int, float]:
+    return {k: mean([recall_at_k(r, s.evidence, k) for s, r in zip(samples, rankings, strict=True)]) * 100 for k in KS}
+
+
+def save(model: Any, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    model.save_model(str(path))

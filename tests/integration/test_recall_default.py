@@ -1,0 +1,95 @@
+"""The default recall profile end to end: the learned ranker as the rerank stage (real services).
+
+The seed profile is what ``test_recall_pipeline.py`` pins (its ``recall_ctx`` is the seed
+profile); here the sample bank is asked through the default profile, and a small fixed bank
+checks that the default beats one cosine query where the answer needs a time window.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tempr.core.rank_features import FEATURE_NAMES
+from tempr.ingest.facts import parse_array
+from tempr.ingest.pipeline import IngestDeps, ingest_facts
+from tempr.recall import strategies
+from tempr.recall.models import RecallRequest
+from tempr.recall.pipeline import recall
+
+pytestmark = pytest.mark.integration
+REF = "2024-09-15T12:00:00+00:00"
+
+
+def ask(ctx, bank: str, query: str, **kw: object):
+    return recall(bank, RecallRequest.model_validate({"query": query, "query_timestamp": REF, **kw}), ctx)
+
+
+def fact_ids(response) -> list[str]:
+    return [r.fact_id for r in response.results]
+
+
+def test_default_profile_uses_the_learned_ranker(default_ctx, sample_bank) -> None:
+    response = ask(default_ctx, sample_bank, "Where does Alice work?", trace=True)
+    assert response.reranker == "learned:ranker"
+    finals = [r.scores.final for r in response.results]
+    assert finals == sorted(finals, reverse=True)
+    rerank = response.trace["rerank"]
+    assert rerank["feature_names"] == list(FEATURE_NAMES)
+    top = response.results[0]
+    assert len(rerank["features"][top.id]) == len(FEATURE_NAMES)
+    assert top.scores.reranker == pytest.approx(rerank["scores"][top.id])
+    # the learned score is the final score: no recency/temporal/proof boost on top
+    assert all(b["recency_boost"] == 1.0 and b["proof_boost"] == 1.0 for b in response.trace["boosts"])
+
+
+TRAVEL_BANK = [
+    {"id": "k1", "text": "Priya booked her flight to Lisbon for the conference.", "occurred_start": "2024-03-02"},
+    {"id": "k2", "text": "Priya's return flight from Lisbon was delayed by two hours.", "occurred_start": "2024-03-09"},
+    {"id": "k3", "text": "Priya prefers window seats on long flights.", "occurred_start": "2024-01-15"},
+    {"id": "k4", "text": "Priya flew TP1351 out of Boston on Tuesday.", "occurred_start": "2024-03-05"},
+    {"id": "k5", "text": "Priya collects airline amenity kits from every trip.", "occurred_start": "2023-11-20"},
+    {"id": "k6", "text": "Priya's travel agent found cheaper flights to Portugal.", "occurred_start": "2024-02-10"},
+    {
+        "id": "k7",
+        "text": "Priya took the train from Lisbon to Porto after the conference.",
+        "occurred_start": "2024-03-08",
+    },
+    {"id": "k8", "text": "Priya's manager approved the travel budget for Lisbon.", "occurred_start": "2024-02-01"},
+]
+
+
+@pytest.fixture(scope="module")
+def travel_bank(resources) -> str:
+    bank = "default-vs-semantic"
+    facts = [{**f, "fact_type": "experience", "mentioned_at": f["occurred_start"]} for f in TRAVEL_BANK]
+    ingest_facts(
+        bank,
+        parse_array(facts),
+        IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings),
+    )
+    return bank
+
+
+def semantic_only(ctx, bank: str, query: str) -> list[str]:
+    from tempr.recall.plan import analyse
+    from tempr.store import recall_repo
+
+    plan = analyse(bank, RecallRequest.model_validate({"query": query, "query_timestamp": REF}), ctx)
+    hits = strategies.run_strategy("semantic", plan, ctx).hits
+    with ctx.engine.connect() as conn:
+        units = recall_repo.fetch_units(conn, [h.id for h in hits], with_entities=False)
+    return [units[h.id]["fact_id"] for h in hits]
+
+
+def test_default_beats_semantic_only_where_the_answer_needs_a_time_window(default_ctx, travel_bank) -> None:
+    query = "What did Priya do on March 8, 2024?"  # k7, dated that day, never says so in its text
+    cosine = semantic_only(default_ctx, travel_bank, query)
+    default = fact_ids(ask(default_ctx, travel_bank, query))
+    assert default[0] == "k7"
+    assert default.index("k7") < cosine.index("k7")
+
+
+def test_both_find_an_exact_keyword(default_ctx, travel_bank) -> None:
+    query = "Which flight was TP1351?"
+    assert semantic_only(default_ctx, travel_bank, query)[0] == "k4"
+    assert fact_ids(ask(default_ctx, travel_bank, query))[0] == "k4"

@@ -1,0 +1,33 @@
+"""The ingest section renders every run, the peer ratio and the stage shares from a result."""
+
+from __future__ import annotations
+
+from bench.ingest import IngestConfig, IngestResult
+from bench.ingest_render import render
+
+
+def test_render_ratios_and_stages() -> None:
+    result = IngestResult(IngestConfig(), source="LoCoMo dev (5 conversations)", facts=1000)
+    result.embedder = {"kind": "onnx", "before": 300.0, "after": 260.0, "texts_per_s": 280.0}
+    stages = {"embed": 3.0, "entities": 0.5, "write_units": 0.3}
+    result.runs = {
+        "tempr single process, entities extracted": {
+            "inserted": 1000,
+            "elapsed_s": 4.0,
+            "facts_per_s": 250.0,
+            "cpu_ms_per_fact": 3.9,
+            "stages": stages,
+        },
+        "tempr via workers (2 processes), entities extracted": {
+            "inserted": 1000,
+            "elapsed_s": 5.0,
+            "facts_per_s": 200.0,
+            "cpu_ms_per_fact": 4.5,
+        },
+    }
+    result.peer = {"facts": 1000, "seconds": 20.0, "facts_per_s": 50.0, "banks": {"a": 20.0}}
+    result.cli_250 = {"wall_s": 0.9}
+    text = render(result)
+    assert "| tempr single process, entities extracted | 1,000 | 4.0 | 250 | 3.9 | 89 % | 5.0× |" in text
+    assert "Hindsight 1.1 peer" in text and "| 50 |" in text
+    assert "3.00 (75 %)" in text and "0.9" in text and "No GPU" in text

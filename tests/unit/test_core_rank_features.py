@@ -1,0 +1,167 @@
+"""The learned ranker's features (``tempr.core.rank_features``): values pinned on small lists."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tempr.core.rank_features import (
+    FEATURE_NAMES,
+    RankCandidate,
+    RankQuery,
+    content_terms,
+    coverage,
+    entity_hits,
+    feature_matrix,
+    pool_idf,
+    wh_code,
+    words,
+)
+from tempr.core.types import TimeWindow
+
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+
+
+def col(rows: list[list[float]], name: str) -> list[float]:
+    i = FEATURE_NAMES.index(name)
+    return [r[i] for r in rows]
+
+
+def cand(i: str, text: str, cos: float, **kw: object) -> RankCandidate:
+    return RankCandidate(id=i, text=text, cos_fact=cos, **kw)  # type: ignore[arg-type]
+
+
+def test_words_trim_inflections_and_terms_drop_stopwords() -> None:
+    assert words("Alice works at Helix; she joined in 2024") == [
+        "alice",
+        "work",
+        "at",
+        "helix",
+        "she",
+        "join",
+        "in",
+        "2024",
+    ]
+    assert content_terms("Where does Alice work? Where?") == ["alice", "work"]
+
+
+def test_pool_idf_and_coverage() -> None:
+    docs = [{"alice", "helix"}, {"alice", "google"}, {"bob"}]
+    idf = pool_idf(docs, ["alice", "helix"])
+    assert idf["alice"] == pytest.approx(math.log(1 + (3 - 2 + 0.5) / 2.5))
+    assert idf["helix"] == pytest.approx(math.log(1 + (3 - 1 + 0.5) / 1.5))
+    assert coverage(["alice", "helix"], docs[0], idf) == 1.0
+    assert coverage(["alice", "helix"], docs[1], idf) == pytest.approx(idf["alice"] / (idf["alice"] + idf["helix"]))
+    assert coverage([], docs[0], idf) == 0.0
+
+
+def test_entity_hits_whole_words_case_insensitive() -> None:
+    assert entity_hits("Where does Alice Smith work?", ["alice smith", "Smith", "Ali", "Bob"]) == 2.0
+
+
+def test_wh_code() -> None:
+    assert wh_code("When did Alice move?") == 2.0
+    assert wh_code("So where is it?") == 3.0
+    assert wh_code("Alice's job") == 0.0
+
+
+def test_one_row_per_candidate_in_order_with_every_feature() -> None:
+    q = RankQuery("Where does Alice work?", NOW)
+    cands = [
+        cand("a", "Alice joined Helix Health", 0.6, ranks={"semantic": 2, "keyword": 1}, scores={"semantic": 0.6}),
+        cand("b", "Bob likes tea", 0.2, ranks={"graph": 4}),
+    ]
+    rows = feature_matrix(q, cands)
+    assert len(rows) == 2 and all(len(r) == len(FEATURE_NAMES) for r in rows)
+    assert col(rows, "rr_semantic") == [0.5, 0.0]
+    assert col(rows, "rr_keyword") == [1.0, 0.0]
+    assert col(rows, "rr_graph") == [0.0, 0.25]
+    assert col(rows, "score_semantic") == [0.6, 0.0]
+    assert col(rows, "n_strategies") == [2.0, 1.0]
+    assert col(rows, "cos_fact_gap") == pytest.approx([0.0, -0.4])
+    assert col(rows, "cos_fact_rr") == [1.0, 0.5]
+    assert col(rows, "lex_fact")[1] == 0.0 and col(rows, "lex_fact")[0] > 0.0
+    assert col(rows, "undated") == [1.0, 1.0]
+    assert col(rows, "has_window") == [0.0, 0.0]
+    assert all(math.isnan(v) for v in col(rows, "ce"))
+    assert feature_matrix(q, []) == []
+
+
+def test_chunk_text_is_the_second_representation() -> None:
+    q = RankQuery("What instrument does Mel play?", NOW)
+    cands = [
+        cand("a", "Mel has a hobby", 0.5, chunk_text="Mel: I play the violin every day"),
+        cand("b", "Mel plays chess", 0.5),
+    ]
+    rows = feature_matrix(q, cands)
+    lex_fact, lex_chunk = col(rows, "lex_fact"), col(rows, "lex_chunk")
+    assert lex_chunk[0] > lex_fact[0]  # "play" is in the chunk only
+    assert lex_chunk[1] == lex_fact[1]  # no chunk: the fact stands in
+    assert col(rows, "cos_chunk") == [0.5, 0.5]  # no chunk embedding: the fact's cosine stands in
+
+
+def test_time_window_features() -> None:
+    window = TimeWindow(datetime(2024, 5, 1, tzinfo=UTC), datetime(2024, 5, 31, tzinfo=UTC), granularity="month")
+    q = RankQuery("What happened in May 2024?", NOW, (window,))
+    cands = [
+        cand("in", "x", 0.1, occurred=datetime(2024, 5, 16, tzinfo=UTC)),
+        cand("out", "y", 0.1, occurred=datetime(2023, 1, 1, tzinfo=UTC)),
+        cand("undated", "z", 0.1),
+    ]
+    rows = feature_matrix(q, cands)
+    assert col(rows, "has_window") == [1.0, 1.0, 1.0]
+    assert col(rows, "in_window") == [1.0, 0.0, 0.0]
+    assert col(rows, "temporal_proximity")[0] > 0.9 and col(rows, "temporal_proximity")[1:] == [0.0, 0.5]
+    assert col(rows, "undated") == [0.0, 0.0, 1.0]
+    assert col(rows, "recency")[2] == 0.5
+
+
+def test_support_counts_top_neighbours_sharing_session_or_entity() -> None:
+    q = RankQuery("q", NOW)
+    cands = [
+        cand("a", "t", 0.9, document="s1", entities=("Alice",)),
+        cand("b", "t", 0.8, document="s1", entities=("alice", "Bob")),
+        cand("c", "t", 0.7, document="s2", entities=("Bob",)),
+    ]
+    rows = feature_matrix(q, cands)
+    assert col(rows, "session_support") == [1.0, 1.0, 0.0]
+    assert col(rows, "entity_support") == [1.0, 1.0, 1.0]
+
+
+def test_cross_encoder_score_is_a_feature_when_given() -> None:
+    rows = feature_matrix(RankQuery("q", NOW), [cand("a", "t", 0.1, ce=2.5)])
+    assert col(rows, "ce") == [2.5]
+
+
+texts = st.text(alphabet="abcdefgh xyz", max_size=30)
+
+
+@given(
+    st.lists(st.tuples(texts, st.floats(-1, 1), st.integers(0, 800)), min_size=1, max_size=12),
+    texts,
+)
+def test_rows_are_finite_and_do_not_depend_on_candidate_order(items: list[tuple[str, float, int]], query: str) -> None:
+    cands = [
+        cand(str(i), t, c, occurred=NOW - timedelta(days=d), ranks={"semantic": i + 1})
+        for i, (t, c, d) in enumerate(items)
+    ]
+    q = RankQuery(query, NOW)
+    rows = feature_matrix(q, cands)
+    for row in rows:
+        assert all(math.isfinite(v) for v in row[:-1])  # ce is the one feature that may be missing
+    flipped = feature_matrix(q, list(reversed(cands)))
+    by_id = {c.id: r for c, r in zip(reversed(cands), flipped, strict=True)}
+    skip = {
+        FEATURE_NAMES.index("cos_fact_rr"),
+        FEATURE_NAMES.index("session_support"),
+        FEATURE_NAMES.index("entity_support"),
+    }
+    for c, row in zip(cands, rows, strict=True):
+        other = by_id[c.id]
+        for i, (x, y) in enumerate(zip(row[:-1], other[:-1], strict=True)):
+            if i not in skip:  # ties in cosine may break differently
+                assert x == pytest.approx(y), FEATURE_NAMES[i]

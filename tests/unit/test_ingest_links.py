@@ -1,0 +1,58 @@
+"""In-memory batch links agree with the brute-force rule the store applied per fact."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tempr.ingest.links import merge_top_k, semantic_candidates, temporal_candidates
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 40), k=st.integers(1, 6), threshold=st.floats(-0.5, 0.9), seed=st.integers(0, 10_000))
+def test_semantic_matches_brute_force(n: int, k: int, threshold: float, seed: int) -> None:
+    vecs = _unit(np.random.default_rng(seed).normal(size=(n, 8)).astype(np.float32))
+    ids = [f"u{i:03d}" for i in range(n)]
+    got = semantic_candidates(ids, vecs, threshold=threshold, top_k=k, block=7)
+    for i, me in enumerate(ids):
+        sims = sorted(((float(vecs[i] @ vecs[j]), ids[j]) for j in range(n) if j != i), reverse=True)[:k]
+        want = {o for c, o in sims if c >= threshold}
+        assert {o for _, o, _ in got[me]} == want
+        assert all(w <= 1.0 and w >= threshold - 1e-6 for _, _, w in got[me])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    hours=st.lists(st.one_of(st.none(), st.integers(0, 96)), min_size=1, max_size=30),
+    k=st.integers(1, 5),
+    window=st.sampled_from([1.0, 6.0, 24.0]),
+)
+def test_temporal_matches_brute_force(hours: list[int | None], k: int, window: float) -> None:
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    dates = [None if h is None else base + timedelta(hours=h) for h in hours]
+    ids = [f"u{i:03d}" for i in range(len(hours))]
+    got = temporal_candidates(ids, dates, window_hours=window, top_k=k)
+    for i, me in enumerate(ids):
+        if dates[i] is None:
+            assert got[me] == []
+            continue
+        near = sorted(
+            (abs((dates[j] - dates[i]).total_seconds()) / 3600, ids[j])
+            for j in range(len(ids))
+            if j != i and dates[j] is not None and abs((dates[j] - dates[i]).total_seconds()) <= window * 3600
+        )[:k]
+        assert [(dh, o) for dh, o, _ in got[me]] == near
+        assert all(0.0 <= w <= 1.0 for _, _, w in got[me])
+
+
+def test_merge_keeps_nearest_of_batch_and_bank() -> None:
+    batch = {"a": [(0.1, "b", 0.9), (0.5, "c", 0.5)], "b": []}
+    bank = {"a": [(0.2, "old1", 0.8), (0.05, "old2", 0.95)], "b": [(0.3, "old1", 0.7)]}
+    assert merge_top_k(batch, bank, 2) == [("a", "old2", 0.95), ("a", "b", 0.9), ("b", "old1", 0.7)]

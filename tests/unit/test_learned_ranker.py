@@ -1,0 +1,76 @@
+"""The learned ranker's input/output contract (``tempr.providers.reranker.learned``)."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from tempr.core.rank_features import FEATURE_NAMES
+from tempr.providers.reranker import make_ranker
+from tempr.providers.reranker.learned import DEFAULT_MODEL, LearnedRanker
+
+
+def row(**values: float) -> list[float]:
+    out = [0.0] * len(FEATURE_NAMES)
+    out[FEATURE_NAMES.index("ce")] = math.nan
+    for name, value in values.items():
+        out[FEATURE_NAMES.index(name)] = value
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LambdaRank model on two features, in the opposite order to FEATURE_NAMES: relevance = lex_fact."""
+    import lightgbm
+    import numpy as np
+
+    rng = random.Random(3)
+    x, y, groups = [], [], []
+    for _ in range(60):
+        for _ in range(10):
+            lex, cos = rng.random(), rng.random()
+            x.append([lex, cos])
+            y.append(1 if lex > 0.8 else 0)
+        groups.append(10)
+    params = {"objective": "lambdarank", "verbosity": -1, "min_data_in_leaf": 5, "num_threads": 1}
+    data = lightgbm.Dataset(np.asarray(x), label=y, group=groups, feature_name=["lex_fact", "cos_fact"])
+    path = tmp_path_factory.mktemp("ranker") / "tiny.txt"
+    lightgbm.train(params, data, num_boost_round=20).save_model(str(path))
+    return path
+
+
+def test_rows_are_matched_to_the_model_by_feature_name(tiny_model: Path) -> None:
+    ranker = LearnedRanker(tiny_model)
+    assert ranker.name == "learned:tiny"
+    assert ranker.features == ["lex_fact", "cos_fact"]
+    assert not ranker.uses_cross_encoder
+    scores = ranker.score_rows([row(lex_fact=0.95, cos_fact=0.1), row(lex_fact=0.1, cos_fact=0.95)])
+    assert len(scores) == 2 and all(isinstance(s, float) for s in scores)
+    assert scores[0] > scores[1]  # it read lex_fact, wherever FEATURE_NAMES puts it
+    assert ranker.score_rows([]) == []
+
+
+def test_a_model_with_unknown_features_is_refused(tmp_path: Path, tiny_model: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text(tiny_model.read_text().replace("lex_fact", "not_a_feature"))
+    with pytest.raises(ValueError, match="not_a_feature"):
+        LearnedRanker(bad).features  # noqa: B018
+
+
+def test_the_shipped_model_reads_known_features_and_scores_every_row() -> None:
+    assert DEFAULT_MODEL.exists(), "tempr/data/ranker.txt must ship (retrain: tempr ranker train)"
+    ranker = LearnedRanker()
+    assert set(ranker.features) <= set(FEATURE_NAMES) and "cos_fact" in ranker.features
+    rows = [row(cos_fact=c, rr_semantic=1.0 / (i + 1)) for i, c in enumerate((0.9, 0.5, 0.1))]
+    scores = ranker.score_rows(rows)
+    assert len(scores) == 3 and all(math.isfinite(s) for s in scores)
+    assert ranker.score_rows(rows) == scores  # deterministic
+
+
+def test_profiles_pick_the_ranker() -> None:
+    assert make_ranker("seed") is None
+    ranker = make_ranker("default")
+    assert isinstance(ranker, LearnedRanker) and ranker.path == DEFAULT_MODEL
