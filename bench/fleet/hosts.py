@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.fleet.netns import Net
+from bench.fleet.netns import SUBNET, Net
 from tempr.services import process
 from tempr.services.redis_server import redis_binary
 from tempr.services.workers import worker_command
@@ -83,6 +83,10 @@ class Fleet:
             "TEMPR_CACHE_TTL_S": "0",
             "TEMPR_API_WAIT_TIMEOUT_S": "120",  # the gateway waits up to each request's own deadline  # every recall computed: the answers are compared
             "TEMPR_WEBHOOK_SECRET": "fleet-secret",
+            # the fleet test measures failures, not tenancy (tests/integration/test_auth.py does):
+            # keys off, as in the fault matrix's stack; the webhook receiver sits on a private address
+            "TEMPR_AUTH": "off",
+            "TEMPR_WEBHOOK_ALLOW_NETWORKS": f"{SUBNET}.0/24",
             "TEMPR_WEBHOOK_BACKOFF_BASE_S": "0.5",
             "TEMPR_OTEL_ENABLED": "true",
             "TEMPR_OTEL_SPANS_FILE": str(self.root / "spans" / f"{host}.jsonl"),
