@@ -199,6 +199,16 @@ def serve_api(resources: Any) -> Iterator[str]:
         thread.join(10)
 
 
+def ensure_bank(resources: Any, *banks: str) -> None:
+    """Create the banks (one fact each): recall on a bank that does not exist is a 404."""
+    from tempr.ingest.facts import parse_array
+    from tempr.ingest.pipeline import IngestDeps, ingest_facts
+
+    deps = IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings)
+    for bank in banks:
+        ingest_facts(bank, parse_array([{"id": "seed", "text": "Ann likes green tea."}]), deps)
+
+
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import bearer, sample_bank, serve_api, wait_for
+from helpers import bearer, ensure_bank, sample_bank, serve_api, wait_for
 
 from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallRequest, RecallResponse
@@ -205,8 +205,9 @@ def test_async_recall_job_status_and_idempotency(api: httpx.Client, resources: A
     ],
 )
 def test_bad_input_is_a_4xx_with_a_json_body(
-    api: httpx.Client, method: str, path: str, payload: Any, status: int, field: str | None
+    api: httpx.Client, method: str, path: str, payload: Any, status: int, field: str | None, resources: Any
 ) -> None:
+    ensure_bank(resources, "b1")  # the bank exists: what is refused is the input, not an unknown bank
     if isinstance(payload, str):
         response = api.request(method, path, content=payload, headers={"Content-Type": "application/json"})
     elif payload is None:

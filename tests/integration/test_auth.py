@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import bearer, serve_api, wait_for
+from helpers import bearer, ensure_bank, serve_api, wait_for
 from sqlalchemy import text
 
 pytestmark = pytest.mark.integration
@@ -74,13 +74,17 @@ def test_open_routes_hold_no_bank_data(http: httpx.Client) -> None:
     assert http.get("/openapi.json").status_code == 200
 
 
-def test_a_key_works_in_either_header(http: httpx.Client, make_key: Any, prefix: str) -> None:
+def test_a_key_works_in_either_header(http: httpx.Client, make_key: Any, prefix: str, resources: Any) -> None:
+    ensure_bank(resources, prefix + "x")
     key = make_key("t-headers", [prefix + "*"], ["recall"]).key
     for headers in (bearer(key), {"X-API-Key": key}):
         assert http.post(RECALL.format(prefix + "x"), json=BODY, headers=headers).status_code == 200
 
 
-def test_out_of_scope_bank_or_missing_role_is_403(http: httpx.Client, make_key: Any, prefix: str) -> None:
+def test_out_of_scope_bank_or_missing_role_is_403(
+    http: httpx.Client, make_key: Any, prefix: str, resources: Any
+) -> None:
+    ensure_bank(resources, prefix + "a", "exact-" + prefix)
     reader = bearer(make_key("t-scope", [prefix + "*", "exact-" + prefix], ["recall"]).key)
     assert http.post(RECALL.format(prefix + "a"), json=BODY, headers=reader).status_code == 200
     assert http.post(RECALL.format("exact-" + prefix), json=BODY, headers=reader).status_code == 200
@@ -101,8 +105,9 @@ def test_out_of_scope_bank_or_missing_role_is_403(http: httpx.Client, make_key: 
     assert http.delete(f"/v1/default/banks/other{prefix}", headers=admin).status_code == 403
 
 
-def test_a_job_is_readable_only_by_its_tenant(http: httpx.Client, make_key: Any, prefix: str) -> None:
+def test_a_job_is_readable_only_by_its_tenant(http: httpx.Client, make_key: Any, prefix: str, resources: Any) -> None:
     bank = prefix + "shared"
+    ensure_bank(resources, bank)
     a = bearer(make_key(f"tenant-a-{prefix[:-1]}", [bank], ["recall"]).key)
     a2 = bearer(make_key(f"tenant-a-{prefix[:-1]}", [bank], ["recall"]).key)  # same tenant, another key
     b = bearer(make_key(f"tenant-b-{prefix[:-1]}", ["*"], ["admin"]).key)
@@ -121,8 +126,11 @@ def test_a_job_is_readable_only_by_its_tenant(http: httpx.Client, make_key: Any,
     )
 
 
-def test_the_same_idempotency_key_never_crosses_tenants(http: httpx.Client, make_key: Any, prefix: str) -> None:
+def test_the_same_idempotency_key_never_crosses_tenants(
+    http: httpx.Client, make_key: Any, prefix: str, resources: Any
+) -> None:
     bank = prefix + "idem"
+    ensure_bank(resources, bank)
     a = bearer(make_key(f"ta-{prefix[:-1]}", [bank], ["recall"]).key)
     b = bearer(make_key(f"tb-{prefix[:-1]}", [bank], ["recall"]).key)
     headers = {"Idempotency-Key": "same-key"}
@@ -137,6 +145,7 @@ def test_a_revoked_key_is_refused_at_once(http: httpx.Client, resources: Any, ma
     from tempr.auth import revoke
 
     new = make_key("t-revoke", [prefix + "*"], ["recall"])
+    ensure_bank(resources, prefix + "r")
     assert http.post(RECALL.format(prefix + "r"), json=BODY, headers=bearer(new.key)).status_code == 200
     assert revoke(resources.engine, new.id) and not revoke(resources.engine, new.id)
     refused = http.post(RECALL.format(prefix + "r"), json=BODY, headers=bearer(new.key))
@@ -164,6 +173,7 @@ def test_send_task_callers_are_checked_by_the_start_task(resources: Any, worker:
     from workers.app import app
 
     key = make_key("t-celery", ["celery-ok-*"], ["recall"]).key
+    ensure_bank(resources, "celery-ok-1")
     ok = app.send_task("tempr.recall.start", kwargs={"bank_id": "celery-ok-1", "request": BODY, "api_key": key})
     assert ok.get(timeout=60)["bank_id"] == "celery-ok-1"
     for kwargs in (
@@ -183,9 +193,10 @@ def test_send_task_callers_are_checked_by_the_start_task(resources: Any, worker:
 
 
 def test_an_admin_key_manages_its_own_tenants_keys_within_its_banks(
-    http: httpx.Client, make_key: Any, prefix: str
+    http: httpx.Client, make_key: Any, prefix: str, resources: Any
 ) -> None:
     tenant = f"keys-{prefix[:-1]}"
+    ensure_bank(resources, prefix + "x1")
     admin = bearer(make_key(tenant, [prefix + "*"], ["admin"]).key)
     made = http.post("/v1/keys", json={"banks": [prefix + "x*"], "roles": ["recall"]}, headers=admin)
     assert made.status_code == 201, made.text
