@@ -20,18 +20,18 @@ from config.settings import Settings, get_settings
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("keys", help="create, list and revoke API keys")
-    actions = p.add_subparsers(dest="keys_action", required=True)
+    actions = p.add_subparsers(dest="keys_action", required=True, help="create, list, revoke or local")
     create = actions.add_parser("create", help="create a key (printed once)")
     create.add_argument("--tenant", required=True, help="who owns the key's jobs (letters, digits, _ . -)")
     create.add_argument("--banks", required=True, help="comma-separated bank ids, prefixes ending in '*', or '*'")
     create.add_argument("--roles", default="recall", help="comma-separated: recall, ingest, admin (default recall)")
     create.add_argument("--note", default="", help="a free-text label shown by `keys list`")
     create.add_argument("--save", action="store_true", help="also write it to <state_dir>/api_key (mode 0600)")
-    create.add_argument("--json", action="store_true")
+    create.add_argument("--json", action="store_true", help="print the new key as JSON")
     listing = actions.add_parser("list", help="list keys (never the keys themselves)")
-    listing.add_argument("--tenant")
+    listing.add_argument("--tenant", help="only this tenant's keys")
     revoke = actions.add_parser("revoke", help="revoke a key by its id (the hex part after tk_)")
-    revoke.add_argument("key_id")
+    revoke.add_argument("key_id", help="the key's id: the hex part after tk_")
     actions.add_parser("local", help="ensure <state_dir>/api_key holds a live local admin key")
     p.set_defaults(func=run)
 

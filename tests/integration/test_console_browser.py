@@ -57,6 +57,17 @@ def gateway_url(resources: Any, worker: Path, sample_facts: Path) -> Iterator[st
 
 
 @pytest.fixture(scope="module")
+def console_key(make_key: Any) -> str:
+    """The key a person pastes into the console's API-key field (kept in the page's localStorage)."""
+    return str(make_key("console").key)
+
+
+def _sign_in(browser: Any, gateway_url: str, key: str) -> None:
+    browser.get(gateway_url + "/console/")
+    browser.execute_script("localStorage.setItem('tempr.key', arguments[0])", key)
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
         pytest.fail("chromium/chromedriver missing: run `make browser` (apt-get install chromium chromium-driver)")
@@ -115,10 +126,13 @@ def _external_requests(driver: Any, base: str, kinds: tuple[str, ...] = ()) -> l
     return [name for name, kind in entries if not name.startswith(base) and (not kinds or kind in kinds)]
 
 
-def test_console_recall_shows_trace_and_waterfall(browser: Any, gateway_url: str, tmp_path: Path) -> None:
+def test_console_recall_shows_trace_and_waterfall(
+    browser: Any, gateway_url: str, tmp_path: Path, console_key: str
+) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
+    _sign_in(browser, gateway_url, console_key)
     browser.get(gateway_url + "/")  # redirects to the console
     assert browser.current_url.endswith("/console/")
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#bank option[value='demo']"))
@@ -150,9 +164,12 @@ def test_console_recall_shows_trace_and_waterfall(browser: Any, gateway_url: str
     _shot(browser, "console.png", tmp_path)
 
 
-def test_console_fleet_shows_the_worker_and_jobs(browser: Any, gateway_url: str, tmp_path: Path) -> None:
+def test_console_fleet_shows_the_worker_and_jobs(
+    browser: Any, gateway_url: str, tmp_path: Path, console_key: str
+) -> None:
     from selenium.webdriver.common.by import By
 
+    _sign_in(browser, gateway_url, console_key)
     browser.get(gateway_url + "/console/#fleet")
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#workers tr.worker-row"), timeout=60)
     workers = browser.find_element(By.ID, "workers").text

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import requests
-from helpers import bearer, serve_api
+from helpers import bearer, ensure_bank, serve_api
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -67,7 +67,7 @@ def _deadline_504(response: requests.Response) -> bool:
     return bool(data.get("error") == "RecallTimeout" and data.get("job_id"))
 
 
-def test_generated_requests_never_get_a_5xx(gateway_url: str, make_key: Any) -> None:
+def test_generated_requests_never_get_a_5xx(gateway_url: str, make_key: Any, resources: Any) -> None:
     import schemathesis
     from schemathesis import GenerationMode
 
@@ -82,6 +82,7 @@ def test_generated_requests_never_get_a_5xx(gateway_url: str, make_key: Any) -> 
     failures: list[str] = []
     session = requests.Session()
     session.trust_env = False
+    ensure_bank(resources, "fuzz-warm")  # recall on an unknown bank is a 404 before any worker runs
     _warm_up(gateway_url, keys["admin"])
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 5, [op.label for op in operations]

@@ -73,7 +73,7 @@ def test_cli_via_workers_bad_line_queues_nothing(resources: Any, bank_id: str, t
 
 
 @pytest.fixture(scope="module")
-def api(resources: Any, worker: Path) -> Iterator[httpx.Client]:
+def api(resources: Any, worker: Path, make_key: Any) -> Iterator[httpx.Client]:
     import uvicorn
 
     from tempr.api.app import create_app
@@ -85,7 +85,10 @@ def api(resources: Any, worker: Path) -> Iterator[httpx.Client]:
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     wait_for(lambda: server.started, timeout=30, what="uvicorn")
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60, trust_env=False) as client:
+    key = make_key("t-http").key
+    with httpx.Client(
+        base_url=f"http://127.0.0.1:{port}", timeout=60, trust_env=False, headers={"Authorization": f"Bearer {key}"}
+    ) as client:
         yield client
     server.should_exit = True
     thread.join(10)

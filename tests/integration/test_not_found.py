@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def api(resources: Any, worker: Path) -> Iterator[httpx.Client]:
+def api(resources: Any, worker: Path, make_key: Any) -> Iterator[httpx.Client]:
     import uvicorn
 
     from tempr.api.app import create_app
@@ -40,7 +40,10 @@ def api(resources: Any, worker: Path) -> Iterator[httpx.Client]:
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     wait_for(lambda: server.started, timeout=30, what="uvicorn")
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60, trust_env=False) as client:
+    key = make_key("t-http").key
+    with httpx.Client(
+        base_url=f"http://127.0.0.1:{port}", timeout=60, trust_env=False, headers={"Authorization": f"Bearer {key}"}
+    ) as client:
         yield client
     server.should_exit = True
     thread.join(10)
@@ -99,12 +102,15 @@ def test_http_ingest_still_creates_the_bank(api: httpx.Client, bank_id: str) -> 
     assert bank_id in {b["bank_id"] for b in api.get("/v1/banks").json()["banks"]}
 
 
-def test_celery_native_caller_gets_not_found(resources: Any, worker: Path) -> None:
+def test_celery_native_caller_gets_not_found(resources: Any, worker: Path, make_key: Any) -> None:
     """A caller that enqueues by name, without tempr's client, learns the bank is unknown."""
     from tempr.client import get_job
     from workers.app import app
 
-    result = app.send_task("tempr.recall.start", kwargs={"bank_id": MISSING, "request": {"query": "Where?"}})
+    key = make_key("t-native").key
+    result = app.send_task(
+        "tempr.recall.start", kwargs={"bank_id": MISSING, "request": {"query": "Where?"}, "api_key": key}
+    )
     with pytest.raises(Exception, match="does not exist") as caught:
         result.get(timeout=60)
     assert type(caught.value).__name__ == "NotFound"
