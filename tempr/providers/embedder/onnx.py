@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,7 +60,10 @@ def ensure_export(cache_dir: Path, *, quantized: bool = False) -> Path:
         return target
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         out = Path(tmp) / target.name
-        _export(out)
+        # In a child process: torch's thread pools must never start in a Celery parent that then
+        # forks its pool (the children hang on their first tensor op).
+        code = "import sys; from pathlib import Path; from tempr.providers.embedder.onnx import _export; _export(Path(sys.argv[1]))"
+        subprocess.run([sys.executable, "-c", code, str(out)], check=True)
         os.replace(out, target)
     return target
 
