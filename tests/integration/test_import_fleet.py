@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,12 +14,11 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import extra_worker, redis_db_url, wait_for
+from helpers import extra_worker, redis_db_url, serve_api
 from sqlalchemy import text
 
 from bench import synthetic
 from tempr.ingest import fleet
-from tempr.services.process import free_port
 
 pytestmark = pytest.mark.integration
 _CLI = [sys.executable, "-m", "tempr.cli.main", "ingest", "--bank"]
@@ -74,24 +72,12 @@ def test_cli_via_workers_bad_line_queues_nothing(resources: Any, bank_id: str, t
 
 @pytest.fixture(scope="module")
 def api(resources: Any, worker: Path, make_key: Any) -> Iterator[httpx.Client]:
-    import uvicorn
-
-    from tempr.api.app import create_app
-
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(resources=resources), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for(lambda: server.started, timeout=30, what="uvicorn")
     key = make_key("t-http").key
-    with httpx.Client(
-        base_url=f"http://127.0.0.1:{port}", timeout=60, trust_env=False, headers={"Authorization": f"Bearer {key}"}
-    ) as client:
+    with (
+        serve_api(resources) as url,
+        httpx.Client(base_url=url, timeout=60, trust_env=False, headers={"Authorization": f"Bearer {key}"}) as client,
+    ):
         yield client
-    server.should_exit = True
-    thread.join(10)
 
 
 def test_http_import_reports_progress_and_publishes(

@@ -10,16 +10,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from helpers import wait_for
-
-from tempr.services.process import free_port
+from helpers import serve_api
 
 pytestmark = pytest.mark.integration
 MISSING = "no-such-bank"
@@ -29,24 +26,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def api(resources: Any, worker: Path, make_key: Any) -> Iterator[httpx.Client]:
-    import uvicorn
-
-    from tempr.api.app import create_app
-
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(resources=resources), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_for(lambda: server.started, timeout=30, what="uvicorn")
     key = make_key("t-http").key
-    with httpx.Client(
-        base_url=f"http://127.0.0.1:{port}", timeout=60, trust_env=False, headers={"Authorization": f"Bearer {key}"}
-    ) as client:
+    with (
+        serve_api(resources) as url,
+        httpx.Client(base_url=url, timeout=60, trust_env=False, headers={"Authorization": f"Bearer {key}"}) as client,
+    ):
         yield client
-    server.should_exit = True
-    thread.join(10)
 
 
 @pytest.fixture()
