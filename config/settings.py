@@ -170,6 +170,8 @@ class Settings(BaseSettings):
     every 1,800 recalls; the replacement shares the parent's embedder and is ready at once."""
     worker_max_tasks_per_child: int | None = None
     """A prefork child is replaced after this many tasks (None: never)."""
+    services_ready_timeout_s: float = 180.0
+    """How long `tempr services up` waits for its workers to answer (they load models first)."""
     redis_maxmemory: str = "512mb"
     """maxmemory of the embedded Redis (external Redis: configure it there, docs/reliability.md)."""
     redis_maxmemory_policy: str = "volatile-ttl"

@@ -2,11 +2,12 @@
 
 ``tempr.fuse.collect(results, state)`` receives the four ``StrategyReport`` (matched by their
 ``strategy`` name, never by position), fuses them with RRF and cuts to the reranker's candidates.
-In the ``seed`` profile with no cross-encoder it applies the RRF-derived fallback right here and
-finishes: no hop, the exact post-strategy path of the in-process
-``tempr.recall.pipeline.fuse_rerank_finish``. Otherwise (a cross-encoder, or the learned ranker of
-the ``default`` profile) it replaces itself with ``chain(tempr.rerank.score, tempr.fuse.finish)``;
-the chain's last task inherits the job id.
+With no cross-encoder configured it reranks (the learned ranker of the ``default`` profile, or the
+``seed`` profile's RRF-derived fallback: both CPU-cheap, a few ms) and finishes right here: no more
+hops, the exact post-strategy path of the in-process ``tempr.recall.pipeline.fuse_rerank_finish``
+(two queue hops cost ~25 ms on a small machine, more than the work they carried). With a
+cross-encoder (a model that wants its own, GPU, pool) it replaces itself with
+``chain(tempr.rerank.score, tempr.fuse.finish)``; the chain's last task inherits the job id.
 
 ``tempr.fuse.finish(state)`` applies the boosts, packs tokens and ends the job (cache, record,
 webhook). Every step refuses to work past the job's deadline. The messages are typed
@@ -71,7 +72,7 @@ def collect(self: RecallStep, results: list[dict[str, Any]], state: dict[str, An
     reports = ordered_reports(received)
     ordered = [r.result() for r in reports]
     settings = get_resources().settings
-    if not settings.reranker_model and settings.recall_profile == "seed":
+    if not settings.reranker_model:  # nothing for the rerank queue's model: finish here, no more hops
         return succeed_job(
             job_ends(), msg.env, fuse_rerank_finish(msg.plan, ordered, recall_context(embedder=False), timings)
         )

@@ -106,3 +106,41 @@ def fleet_report(
         "queues": {q: int(d) for q, d in depths.items()},
         "recent_jobs": recent_jobs(cache_client),
     }
+
+
+def wait_until_ready(
+    celery_app: Any, names: list[str], *, timeout: float, alive: Any = None, interval: float = 0.3
+) -> list[str]:
+    """Block until every named worker (``name@host``) says all its pool processes are up; return
+    those that never did.
+
+    Not ``ping``: a worker answers that before its prefork children have loaded their models; it
+    answers ``tempr_pool_ready`` (``workers/control.py``) only once they have, so the first task
+    after this returns runs warm. ``alive`` (optional: name -> bool) stops the wait early for a
+    worker whose process has died.
+    """
+    import socket
+    import time
+
+    host = socket.gethostname()
+    waiting = {f"{n}@{host}": n for n in names}
+    deadline = time.monotonic() + timeout
+    while waiting and time.monotonic() < deadline:
+        try:
+            replies = (
+                celery_app.control.broadcast(
+                    "tempr_pool_ready", destination=sorted(waiting), reply=True, timeout=interval
+                )
+                or []
+            )
+        except (OSError, RedisError, KombuOperationalError):
+            replies = []
+        for reply in replies:
+            for node, answer in reply.items():
+                if isinstance(answer, dict) and answer.get("ready"):
+                    waiting.pop(node, None)
+        if alive is not None:
+            dead = [node for node, n in waiting.items() if not alive(n)]
+            if dead:
+                return [waiting[node] for node in dead]
+    return sorted(waiting.values())

@@ -17,7 +17,7 @@ from celery.exceptions import SecurityWarning
 from celery.signals import celeryd_after_setup, task_revoked, worker_init, worker_process_init, worker_ready
 
 from config.celery import celery_config, make_celery
-from workers import job_context, telemetry
+from workers import control, job_context, telemetry
 from workers.resources import get_resources
 
 TASK_MODULES = ["tasks.ingest", "tasks.recall", "tasks.retrieve", "tasks.fuse", "tasks.rerank", "tasks.webhooks"]
@@ -42,6 +42,7 @@ def make_app(broker_url: str | None = None, result_backend: str | None = None) -
     return make_celery(conf, TASK_MODULES)
 
 
+control.register()  # the `tempr_pool_ready` remote-control command (`tempr services up` waits on it)
 job_context.install_log_records()  # every log record gets job_id (the worker's formats print it)
 app = make_app()
 app.set_current()
@@ -73,12 +74,16 @@ def _consumes_rerank(celery_app: Celery) -> bool:
 
 
 def _warm_rerank_model() -> None:
-    if not _consumes_rerank(app):
-        return
-    if get_resources().settings.reranker_model:
+    """The cross-encoder (rerank consumers) and the learned ranker (wherever it runs: on ``rerank``
+    beside a cross-encoder, else in the fusion callback on ``fuse``) load now, not on a recall."""
+    settings = get_resources().settings
+    if settings.reranker_model and _consumes_rerank(app):
         from workers.rerank_batcher import warm_up
 
         warm_up()
+    ranker_here = _consumes_rerank(app) if settings.reranker_model else _consumes(app, "fuse")
+    if not ranker_here:
+        return
     ranker = get_resources().ranker
     if ranker is not None:
         ranker.uses_cross_encoder  # noqa: B018 - reading it loads the model now, not on the first recall
@@ -96,7 +101,11 @@ def _warm_embedder() -> None:
     queries, i.e. consume ``fuse``): a prefork child is handed tasks only once this returns, so a
     child that replaces a killed or recycled one never makes a recall wait for a model load."""
     if _consumes(app, "fuse"):
+        import time
+
+        started = time.perf_counter()
         get_resources().embedder.embed(["warm up"])
+        log.info("query embedder warm in %.0f ms", (time.perf_counter() - started) * 1000)
 
 
 @worker_init.connect

@@ -2,8 +2,9 @@
 
 A recall's trace must hold, all under one trace id and each linked to a parent in the trace:
 the gateway's server span, ``run/tempr.recall.start``, four ``run/tempr.retrieve.strategy``,
-``run/tempr.fuse.collect``, ``run/tempr.rerank.score`` (with a cross-encoder configured),
-``run/tempr.fuse.finish`` and, with a callback, ``run/tempr.webhooks.deliver``.
+``run/tempr.fuse.collect`` (which finishes the recall unless a cross-encoder is configured: then
+``run/tempr.rerank.score`` and ``run/tempr.fuse.finish`` follow) and, with a callback,
+``run/tempr.webhooks.deliver``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ REQUIRED = (
     ("run/tempr.recall.start", 1),
     ("run/tempr.retrieve.strategy", 4),
     ("run/tempr.fuse.collect", 1),
-    ("run/tempr.rerank.score", 1),
-    ("run/tempr.fuse.finish", 1),
 )
+WITH_CROSS_ENCODER = (("run/tempr.rerank.score", 1), ("run/tempr.fuse.finish", 1))
 WEBHOOK = "run/tempr.webhooks.deliver"
 
 
@@ -44,7 +44,7 @@ def trace_of(spans: Iterable[dict[str, Any]], job_id: str) -> list[dict[str, Any
     return sorted((s for s in spans if s["context"]["trace_id"] in ids), key=lambda s: s.get("start_time") or "")
 
 
-def problems(trace: list[dict[str, Any]], *, webhook: bool) -> list[str]:
+def problems(trace: list[dict[str, Any]], *, webhook: bool, cross_encoder: bool = False) -> list[str]:
     """What is missing or unlinked in one recall's trace (empty: every hop is there)."""
     found: list[str] = []
     if len({s["context"]["trace_id"] for s in trace}) != 1:
@@ -52,7 +52,8 @@ def problems(trace: list[dict[str, Any]], *, webhook: bool) -> list[str]:
     names = Counter(s["name"] for s in trace)
     if not any(s.get("kind") == "SpanKind.SERVER" for s in trace):
         found.append("no gateway server span")
-    for name, count in (*REQUIRED, *(((WEBHOOK, 1),) if webhook else ())):
+    wanted = (*REQUIRED, *(WITH_CROSS_ENCODER if cross_encoder else ()), *(((WEBHOOK, 1),) if webhook else ()))
+    for name, count in wanted:
         if names[name] < count:
             found.append(f"{name}: {names[name]} of {count}")
     span_ids = {s["context"]["span_id"] for s in trace}

@@ -43,9 +43,15 @@ async def recall(
     who: Principal = RECALLER,
 ) -> RecallResponse:
     """Enqueue the recall and wait for it: up to TEMPR_API_WAIT_TIMEOUT_S or the request's deadline,
-    whichever comes first; then 504 with the job id. The answer's ``X-Tempr-Job-Id`` header names
-    the job (its record, webhook deliveries: GET /v1/jobs/{job_id})."""
+    whichever comes first; then 504 with the job id. A cached answer is returned at once, without
+    the workers (requests with a callback_url or an Idempotency-Key always go through them). The
+    answer's ``X-Tempr-Job-Id`` header names the job (its record, webhook deliveries: GET /v1/jobs/{job_id})."""
     gw = gateway(request)
+    if idempotency_key is None:
+        cached = await run_in_threadpool(gw.from_cache, bank_id, body, who.tenant)
+        if cached is not None:
+            response.headers["X-Tempr-Job-Id"] = cached[0]
+            return cached[1]
     job = await run_in_threadpool(gw.enqueue, bank_id, body, idempotency_key, who.tenant)
     response.headers["X-Tempr-Job-Id"] = job.id
     wait = min(gw.settings.api_wait_timeout_s, max(0.0, job.deadline + job.grace_s - time.time()))

@@ -48,6 +48,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--facts", type=int, help="ingest: synthetic facts when the LoCoMo dev data is missing (default 5000)"
     )
+    p.add_argument(
+        "--peer",
+        choices=["hindsight"],
+        help="latency: instead, tempr beside the Hindsight 1.1 peer over HTTP on the LoCoMo banks, interleaved "
+        "(needs ../shared/bench/peer/hindsight_peer.sh install)",
+    )
     p.set_defaults(func=run)
 
 
@@ -59,6 +65,18 @@ def run(args: argparse.Namespace) -> int:
             "the bench package is not installed: run `make install` in a checkout of the repository", field="bench"
         ) from None
 
+    if args.peer:
+        if args.name != "latency":
+            raise ValidationError("--peer goes with `tempr bench latency`", field="peer")
+        from bench import peer_latency
+
+        cfg = peer_latency.PeerLatencyConfig(write=not args.quick if args.write is None else args.write)
+        if args.quick:
+            cfg.questions, cfg.hits, cfg.throughput_s = 40, 20, 10.0
+        if args.questions:
+            cfg.questions = args.questions
+        peer_latency.main(cfg)
+        return 0
     options = suite.Options(quick=args.quick, write=args.write, via_workers=not args.in_process_only)
     if args.locomo is not None:
         options.locomo = args.locomo

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import time
 from typing import Any
 
+from config.errors import ValidationError
 from config.settings import Settings, get_settings
 from tempr.services import manager
-from tempr.services.workers import RECALL_QUEUES, WEBHOOK_POOL, WEBHOOK_QUEUES, DetachedWorkers
+from tempr.services.workers import DetachedWorkers, fleet_layout
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,8 +26,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=["up", "down", "status"],
         help="up (start, idempotent), down (stop), status (what runs, and do the workers answer)",
     )
-    p.add_argument("--no-worker", action="store_true", help="with up: do not start a Celery worker")
-    p.add_argument("--concurrency", type=int, default=2, help="with up: the recall worker's concurrency (default 2)")
+    p.add_argument("--no-worker", action="store_true", help="with up: do not start the Celery workers")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=2,
+        help="with up: processes of the analyse pool (query embedding, fusion, ranking; default 2: one per core)",
+    )
+    p.add_argument(
+        "--retrieve-concurrency", type=int, default=4, help="with up: processes of the strategy pool (default 4)"
+    )
+    p.add_argument(
+        "--ingest-concurrency", type=int, default=2, help="with up: processes of the ingest pool (default 2)"
+    )
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="with up: return at once instead of waiting until every worker answers (models loaded)",
+    )
     p.add_argument(
         "--purge",
         action="store_true",
@@ -54,11 +73,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"redis     {endpoints.redis_url}")
         print(f"broker    {endpoints.broker_url}")
         if not args.no_worker:
-            pid = workers().start("default", RECALL_QUEUES, concurrency=args.concurrency)
-            print(f"worker    default (pid {pid}) queues {RECALL_QUEUES}")
-            pool, size = WEBHOOK_POOL
-            pid = workers().start("webhooks", WEBHOOK_QUEUES, concurrency=size, pool=pool)
-            print(f"worker    webhooks (pid {pid}) queues {WEBHOOK_QUEUES} ({pool} x{size})")
+            return start_workers(settings, args)
         return 0
     if args.action == "down":
         stopped = workers().stop_all() + manager.down(settings)
@@ -76,6 +91,50 @@ def run(args: argparse.Namespace) -> int:
         n for n in ("postgres", "redis") if report[n].get("external") is False and not report[n].get("healthy")
     ]
     return 1 if unhealthy else 0
+
+
+def start_workers(settings: Settings, args: argparse.Namespace) -> int:
+    """Start the pool layout (``fleet_layout``), then wait until each worker answers: its models are
+    loaded then, so the first recall after `up` is as fast as the hundredth."""
+    for name, value in (
+        ("--concurrency", args.concurrency),
+        ("--retrieve-concurrency", args.retrieve_concurrency),
+        ("--ingest-concurrency", args.ingest_concurrency),
+    ):
+        if value < 1:
+            raise ValidationError("must be 1 or more", field=name)
+    layout = fleet_layout(
+        retrieve=args.retrieve_concurrency,
+        analyse=args.concurrency,
+        ingest=args.ingest_concurrency,
+        cross_encoder=bool(settings.reranker_model),
+    )
+    fleet = workers()
+    pids = {
+        spec.name: fleet.start(spec.name, spec.queues, concurrency=spec.concurrency, pool=spec.pool) for spec in layout
+    }
+    for spec in layout:
+        print(
+            f"worker    {spec.name:<9} (pid {pids[spec.name]}) {spec.pool} x{spec.concurrency} on {spec.queues}: {spec.why}"
+        )
+    if args.no_wait:
+        return 0
+    from tempr.fleet import wait_until_ready
+    from tempr.services.process import pid_alive
+    from workers.app import app
+
+    started = time.monotonic()
+    print("waiting for the workers to load their models ...", end="", flush=True)
+    late = wait_until_ready(
+        app, list(pids), timeout=settings.services_ready_timeout_s, alive=lambda n: pid_alive(pids[n])
+    )
+    if late:
+        print()
+        logs = ", ".join(str(fleet.root / f"{n}.log") for n in late)
+        print(f"error: worker(s) {', '.join(late)} did not answer; see {logs}", file=sys.stderr)
+        return 1
+    print(f" ready in {time.monotonic() - started:.1f} s")
+    return 0
 
 
 def status_report(settings: Settings) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -20,10 +21,55 @@ from tempr.services import process
 DEFAULT_QUEUES = "retrieve,fuse,rerank,ingest,webhooks"
 """Every queue: what `tempr worker` consumes unless told otherwise."""
 RECALL_QUEUES = "retrieve,fuse,rerank,ingest"
+"""One worker for all of recall and ingest (the fault benchmark's small stack)."""
 WEBHOOK_QUEUES = "webhooks"
 WEBHOOK_POOL = ("threads", 8)
-"""`tempr services up` runs webhook deliveries in a worker of their own (I/O-bound: a threads
-pool), so slow receivers never take the slots recalls need."""
+"""Webhook deliveries run in a worker of their own (I/O-bound: a threads pool), so slow receivers
+never take the slots recalls need."""
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """One detached worker of the layout `tempr services up` starts."""
+
+    name: str
+    queues: str
+    pool: str
+    concurrency: int
+    why: str
+
+
+def fleet_layout(
+    *, retrieve: int = 4, analyse: int = 2, ingest: int = 2, cross_encoder: bool = False
+) -> list[PoolSpec]:
+    """The pools `tempr services up` starts: one per kind of work, so no kind queues behind another.
+
+    Measured on a 2-core host (BENCHMARKS.md, "Latency"): with one prefork×2 worker for every
+    queue, a recall's four strategies ran in two waves and waited 7–35 ms in the queue; a
+    strategy pool of its own lets the four of one recall (and of a second one) run at once.
+    Strategies stay on prefork — it is the only pool where their soft time limit
+    (``TEMPR_STRATEGY_TIMEOUT_S``) interrupts them — and its children are small (no model).
+    The analyse pool (query embedding, fusion, learned ranker, packing) is CPU-bound: one child
+    per core. A cross-encoder gets a threads pool of its own so concurrent requests share one
+    model and one batch; ingest has its own processes so a large import never delays a recall.
+    """
+    pools = [
+        PoolSpec("retrieve", "retrieve", "prefork", retrieve, "strategies (PostgreSQL-bound)"),
+        PoolSpec(
+            "analyse",
+            "fuse" if cross_encoder else "fuse,rerank",
+            "prefork",
+            analyse,
+            "query analysis, fusion, learned ranker, finish (CPU-bound)",
+        ),
+    ]
+    if cross_encoder:
+        pools.append(PoolSpec("rerank", "rerank", "threads", 8, "cross-encoder, batched (GPU if any)"))
+    pools += [
+        PoolSpec("ingest", "ingest", "prefork", ingest, "imports (embedding, entities)"),
+        PoolSpec("webhooks", WEBHOOK_QUEUES, *WEBHOOK_POOL, "result callbacks (I/O-bound)"),
+    ]
+    return pools
 
 
 def worker_command(queues: str, *, concurrency: int, pool: str, name: str, loglevel: str = "INFO") -> list[str]:

@@ -240,6 +240,13 @@ def test_ingest_recall_cache_and_delete_over_http(api: httpx.Client, bank_id: st
     first, second = (api.post(RECALL.format(bank_id), json=body).json() for _ in range(2))
     assert (first["cache"], second["cache"]) == ("miss", "hit")
     assert "cello" in first["results"][0]["text"]
+    assert [r["id"] for r in second["results"]] == [r["id"] for r in first["results"]]
+    assert "queue.start" in first["timings_ms"] and "queue.start" not in second["timings_ms"]  # the gateway answered
+    hit = api.post(RECALL.format(bank_id), json=body)
+    job = api.get(f"/v1/jobs/{hit.headers['X-Tempr-Job-Id']}").json()
+    assert job["status"] == "succeeded" and job["result"]["cache"] == "hit"
+    keyed = api.post(RECALL.format(bank_id), json=body, headers={"Idempotency-Key": f"k-{bank_id}"}).json()
+    assert keyed["cache"] == "hit" and "queue.start" in keyed["timings_ms"]  # keyed requests: through the workers
     api.post(f"/v1/default/banks/{bank_id}/facts", json=[{"id": "3", "text": "Zed also plays the viola."}])
     third = api.post(RECALL.format(bank_id), json=body).json()
     assert third["cache"] == "miss" and len(third["results"]) == 3

@@ -91,3 +91,34 @@ def test_restarts_keep_their_ports_status_is_honest_and_postgres_wants_a_passwor
         _tempr(state, "services", "down", "--purge")
     if process.running_as_root():
         assert not home.exists()
+
+
+def test_up_starts_the_pool_layout_warm_and_a_recall_goes_through_it(tmp_path: Path) -> None:
+    """`services up` starts one pool per kind of work and returns once every worker answers, with the
+    query embedder already loaded in each analyse child; a recall then runs through those pools."""
+    from tempr.services.workers import fleet_layout
+
+    state = tmp_path / "state"
+    sample = Path(__file__).resolve().parents[2] / "tempr" / "data" / "sample_bank.jsonl"
+    try:
+        up = _tempr(state, "services", "up", "--concurrency", "1", "--retrieve-concurrency", "2")
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert "ready in" in up.stdout
+        logs = state / "workers"
+        assert (logs / "analyse.log").read_text().count("query embedder warm") == 1  # before it answered
+        status = json.loads(_tempr(state, "services", "status", "--json").stdout)
+        workers = {w["name"].split("@")[0]: w for w in status["workers"]}
+        for spec in fleet_layout(retrieve=2, analyse=1):
+            w = workers[spec.name]
+            assert w["ping"] and sorted(w["queues"]) == sorted(spec.queues.split(",")), w
+            assert w["concurrency"] == spec.concurrency and w["pool"].startswith(spec.pool[:6]), w
+        assert _tempr(state, "keys", "local").returncode == 0
+        ingest = _tempr(state, "ingest", "--bank", "layout", str(sample))
+        assert ingest.returncode == 0, ingest.stderr
+        got = _tempr(state, "recall", "--via-workers", "--bank", "layout", "--json", "Where does Alice work?")
+        assert got.returncode == 0, got.stderr
+        answer = json.loads(got.stdout)
+        assert answer["results"] and answer["degraded"] == []
+        assert {"queue.start", "queue.strategy.semantic", "queue.fuse"} <= set(answer["timings_ms"])  # the chord ran
+    finally:
+        _tempr(state, "services", "down", "--purge")

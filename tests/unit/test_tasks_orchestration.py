@@ -70,9 +70,11 @@ def test_strategy_report_round_trips_a_result() -> None:
     assert StrategyReport.receive(StrategyReport.of(result).send()).result() == result
 
 
-def test_collect_in_the_seed_profile_without_a_model_answers_at_once(
-    ends: JobEnds, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("profile", ["seed", "default"])
+def test_collect_without_a_cross_encoder_answers_at_once(
+    ends: JobEnds, monkeypatch: pytest.MonkeyPatch, profile: str
 ) -> None:
+    """RRF fallback (seed) or the learned ranker (default): both run in the callback, no more hops."""
     seen: dict[str, Any] = {}
 
     def answer(plan: QueryPlan, results: list[StrategyResult], ctx: Any, timings: dict[str, float]) -> RecallResponse:
@@ -81,7 +83,7 @@ def test_collect_in_the_seed_profile_without_a_model_answers_at_once(
 
     monkeypatch.setattr(fuse, "fuse_rerank_finish", answer)
     monkeypatch.setattr(get_resources().settings, "reranker_model", None)
-    monkeypatch.setattr(get_resources().settings, "recall_profile", "seed")  # default: the learned ranker's hop
+    monkeypatch.setattr(get_resources().settings, "recall_profile", profile)
     state = FuseState(env=_env(), plan=_plan(), timings={"queue.start": 1.0}, sent_at=time.time() - 0.2)
     reports = _reports()
     out = fuse.collect(list(reversed(reports[1:])), state.send())  # out of order, one missing
