@@ -67,18 +67,47 @@ class PeerLatencyResult:
     machine: dict[str, Any]
 
 
-def _dia_ids(result: dict[str, Any]) -> list[str]:
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _dia_ids(result: dict[str, Any], by_text: dict[str, list[str]]) -> list[str]:
+    """A result's LoCoMo turn ids: from its metadata (tempr keeps it), else by its text (the peer's
+    document-transfer import does not return metadata: its text is the fact's, maybe decorated)."""
     meta = result.get("metadata") or {}
     ids = [meta["dia_id"]] if meta.get("dia_id") else []
     extra = meta.get("dia_ids") or []
-    return ids + (extra.split(",") if isinstance(extra, str) else list(extra))
+    ids += extra.split(",") if isinstance(extra, str) else list(extra)
+    if ids:
+        return ids
+    key = _norm(result.get("text") or "")
+    if key in by_text:
+        return by_text[key]
+    return next((v for k, v in by_text.items() if key.startswith(k) or k.startswith(key)), [])
+
+
+def text_index(bank_dirs: list[Path]) -> dict[str, dict[str, list[str]]]:
+    """bank -> normalised fact text -> its turn ids, from each bank's facts.jsonl."""
+    import json
+
+    out: dict[str, dict[str, list[str]]] = {}
+    for d in bank_dirs:
+        index: dict[str, list[str]] = {}
+        for line in (d / "facts.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                fact = json.loads(line)
+                index.setdefault(_norm(fact["text"]), _dia_ids({"metadata": fact.get("metadata")}, {}))
+        out[d.name] = index
+    return out
 
 
 class Server:
     """One recall route over HTTP (a keep-alive connection per thread)."""
 
-    def __init__(self, name: str, base_url: str, headers: dict[str, str] | None = None) -> None:
-        self.name, self.base_url, self.headers = name, base_url, headers or {}
+    def __init__(
+        self, name: str, base_url: str, by_text: dict[str, dict[str, list[str]]], headers: dict[str, str] | None = None
+    ) -> None:
+        self.name, self.base_url, self.by_text, self.headers = name, base_url, by_text, headers or {}
         self._local = threading.local()
 
     def _client(self) -> Any:
@@ -98,7 +127,7 @@ class Server:
         ms = (time.perf_counter() - started) * 1000
         if r.status_code != 200:
             return Call(ms, False)
-        ranked = [_dia_ids(x) for x in data.get("results") or []]
+        ranked = [_dia_ids(x, self.by_text.get(bank, {})) for x in data.get("results") or []]
         return Call(ms, True, dict(data.get("timings_ms") or {}), ranked, data.get("cache"))
 
 
@@ -274,9 +303,10 @@ def run(cfg: PeerLatencyConfig) -> PeerLatencyResult:
         ingest_peer._peer("load-all", str(tmp))
         with stack.bench_workers(specs) as fleet:
             gateway = start_gateway(port, tmp / "gateway.log")
+            by_text = text_index(bank_dirs)
             servers = {
-                TEMPR: Server(TEMPR, f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {key.key}"}),
-                PEER: Server(PEER, f"http://127.0.0.1:{ingest_peer.PEER_ENV['API_PORT']}"),
+                TEMPR: Server(TEMPR, f"http://127.0.0.1:{port}", by_text, {"Authorization": f"Bearer {key.key}"}),
+                PEER: Server(PEER, f"http://127.0.0.1:{ingest_peer.PEER_ENV['API_PORT']}", by_text),
             }
             for q in questions[:20]:  # warm both: models, connections, plans
                 for server in servers.values():

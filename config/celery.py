@@ -82,7 +82,7 @@ def _transport_options(settings: Settings, broker_url: str | None) -> dict[str, 
 def celery_config(settings: Settings, broker_url: str | None, result_backend: str | None) -> dict[str, Any]:
     """Fleet defaults: late acks (a lost worker's task is redelivered), prefetch 1 (a slow task
     never holds others hostage; a threads-pool rerank worker still reserves `concurrency` tasks,
-    which is what lets its batcher merge them), time limits, task events for Flower, bounded
+    which is what lets its batcher merge them), time limits, task events only when asked (Flower asks), bounded
     connection retries, and prefork children recycled past a memory (or task-count) limit."""
     return {
         **_connection_options(settings),
@@ -114,8 +114,8 @@ def celery_config(settings: Settings, broker_url: str | None, result_backend: st
         "worker_proc_alive_timeout": 180.0,
         "worker_max_memory_per_child": (settings.worker_max_memory_per_child_mb or 0) * 1024 or None,
         "worker_max_tasks_per_child": settings.worker_max_tasks_per_child,
-        "worker_send_task_events": True,  # Flower
-        "task_send_sent_event": True,
+        "worker_send_task_events": settings.task_events,  # Flower switches them on while it runs
+        "task_send_sent_event": settings.task_events,
         "task_track_started": True,
         "worker_hijack_root_logger": False,
         "worker_cancel_long_running_tasks_on_connection_loss": True,

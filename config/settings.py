@@ -170,6 +170,10 @@ class Settings(BaseSettings):
     every 1,800 recalls; the replacement shares the parent's embedder and is ready at once."""
     worker_max_tasks_per_child: int | None = None
     """A prefork child is replaced after this many tasks (None: never)."""
+    task_events: bool = False
+    """Workers send Celery task events (received/started/succeeded: three broker writes per task)
+    from the start. Off by default: they cost ~1 ms per hop; `tempr flower` turns them on in the
+    running workers itself (Flower's enable_events), so monitoring needs no setting."""
     services_ready_timeout_s: float = 180.0
     """How long `tempr services up` waits for its workers to answer (they load models first)."""
     redis_maxmemory: str = "512mb"

@@ -1,7 +1,9 @@
 """`tempr flower --port 5555`: Flower, the Celery view (workers, tasks, queues), in the foreground.
 
-Flower reads the task events the workers send (``worker_send_task_events``) from the broker in
-force (``TEMPR_BROKER_URL`` / the embedded Redis). Protect it in a fleet: Flower reads its own
+Flower reads the task events the workers send from the broker in force (``TEMPR_BROKER_URL`` /
+the embedded Redis). Workers send none by default (``TEMPR_TASK_EVENTS``: three broker writes per
+task); Flower switches them on in every running worker itself (its ``enable_events``, every few
+seconds while it runs). Protect it in a fleet: Flower reads its own
 ``FLOWER_*`` variables, e.g. ``FLOWER_BASIC_AUTH=user:password``.
 """
 

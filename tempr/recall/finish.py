@@ -39,8 +39,10 @@ def finish(
     ce = outcome.scores
     if plan.boosts:
         ce = promote(ce, boost_divisors(plan, candidates))
-    with ctx.engine.connect() as conn:
-        units = recall_repo.fetch_units(conn, [c.id for c in candidates], with_entities=req.include.wants_entities)
+    units = outcome.units  # the learned ranker's rows (with entities) when it ran in this process
+    if not units:
+        with ctx.engine.connect() as conn:
+            units = recall_repo.fetch_units(conn, [c.id for c in candidates], with_entities=req.include.wants_entities)
     alphas = DEFAULT_ALPHAS
     if outcome.learned:  # recency, proximity and proof are the ranker's features, not boosts on top
         alphas = (0.0, 0.0, 0.0)

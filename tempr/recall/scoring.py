@@ -51,6 +51,9 @@ class RerankOutcome:
     elapsed_ms: float = 0.0
     features: dict[str, list[float | None]] = field(default_factory=dict)
     learned: bool = False
+    units: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
+    """The candidates' stored rows as the ranker read them (with entities): finish reuses them when
+    it runs in the same process. Never serialised: a finish on another queue fetches its own."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,7 +113,7 @@ def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: R
     ranker = ctx.ranker
     assert ranker is not None
     ce = cross_encoder_raw(plan, candidates, ctx) if ctx.reranker is not None and ranker.uses_cross_encoder else None
-    query, cands, _units = gather(plan, candidates, ctx, ce)
+    query, cands, units = gather(plan, candidates, ctx, ce)
     rows = feature_matrix(query, cands)
     raw = ranker.score_rows(rows)
     ids = [c.id for c in cands]
@@ -121,6 +124,7 @@ def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: R
         raw=dict(zip(ids, raw, strict=True)),
         features={i: [None if math.isnan(v) else round(v, 6) for v in row] for i, row in zip(ids, rows, strict=True)},
         learned=True,
+        units=units,
     )
 
 
