@@ -91,6 +91,11 @@ class RecallJob:
 
     def get(self, timeout: float | None = None) -> RecallResponse:
         """Wait for the answer: at most ``timeout`` s, and never past the deadline (+ grace)."""
+        return RecallResponse.model_validate(self.get_json(timeout))
+
+    def get_json(self, timeout: float | None = None) -> dict[str, Any]:
+        """``get`` without building the model: the answer as the workers serialised it (the gateway
+        sends it on as it is)."""
         remaining = max(0.0, self.deadline + self.grace_s - time.time())
         wait = remaining if timeout is None else min(timeout, remaining)
         result = self.app.AsyncResult(self.id)
@@ -118,7 +123,7 @@ class RecallJob:
             except Exception as exc:
                 if outage_message(exc) is None:
                     raise
-        return RecallResponse.model_validate(value)
+        return dict(value)
 
     def status(self) -> dict[str, Any]:
         return job_status(self.id, app=self.app, store=self.store, grace_s=self.grace_s)

@@ -55,8 +55,9 @@ async def recall(
     job = await run_in_threadpool(gw.enqueue, bank_id, body, idempotency_key, who.tenant)
     response.headers["X-Tempr-Job-Id"] = job.id
     wait = min(gw.settings.api_wait_timeout_s, max(0.0, job.deadline + job.grace_s - time.time()))
-    try:
-        return await run_in_threadpool(job.get, wait)
+    try:  # the workers' JSON, sent as it is (it was a RecallResponse there): no second validation here
+        answer = await run_in_threadpool(job.get_json, wait)
+        return JSONResponse(answer, headers={"X-Tempr-Job-Id": job.id})
     except RecallError as exc:
         raise JobError(exc, job.id) from exc
 
