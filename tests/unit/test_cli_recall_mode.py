@@ -105,3 +105,18 @@ def test_the_fleet_path_imports_no_model_and_no_database_driver() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_a_short_query_is_not_token_counted_but_a_long_one_still_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every cl100k token is at least one byte: a query of at most 500 bytes is within the 500-token
+    limit without loading the encoding (~0.3 s in a fresh CLI process)."""
+    from config.errors import ValidationError
+    from tempr.recall import models
+
+    counted: list[str] = []
+    monkeypatch.setattr(models, "count_tokens", lambda text: counted.append(text) or len(text.encode()))
+    models.parse_request({"query": "Where does Alice work?"})
+    assert counted == []
+    with pytest.raises(ValidationError, match="tokens; the limit is 500"):
+        models.parse_request({"query": "Zürich " * 100})  # 800 bytes: counted
+    assert len(counted) == 1
