@@ -26,14 +26,14 @@ import secrets
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
-
-from sqlalchemy import Engine
+from typing import TYPE_CHECKING, Any
 
 from config.errors import AuthError, Forbidden, ValidationError
 from config.settings import Settings
 from tempr.bank_ids import check_bank_pattern, in_scope
-from tempr.store import keys_repo
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +104,14 @@ def check_roles(roles: Iterable[str]) -> list[str]:
     return out
 
 
+def _keys_repo() -> Any:
+    """The SQL (imported on first use: reading the local key, as the CLI's fleet path does, needs
+    no SQLAlchemy)."""
+    from tempr.store import keys_repo
+
+    return keys_repo
+
+
 def create_key(engine: Engine, tenant: str, banks: Iterable[str], roles: Iterable[str], note: str = "") -> NewKey:
     """Store a new key (hashed) for ``tenant``, creating the tenant and its webhook secret if new."""
     tenant = check_tenant_name(tenant)
@@ -113,8 +121,8 @@ def create_key(engine: Engine, tenant: str, banks: Iterable[str], roles: Iterabl
     role_list = check_roles(roles)
     key_id, secret = secrets.token_hex(8), secrets.token_urlsafe(32)
     with engine.begin() as conn:
-        webhook_secret = keys_repo.ensure_tenant(conn, tenant, secrets.token_urlsafe(32))
-        keys_repo.insert_key(conn, key_id, tenant, hash_secret(secret), patterns, role_list, note)
+        webhook_secret = _keys_repo().ensure_tenant(conn, tenant, secrets.token_urlsafe(32))
+        _keys_repo().insert_key(conn, key_id, tenant, hash_secret(secret), patterns, role_list, note)
     return NewKey(f"tk_{key_id}_{secret}", key_id, tenant, patterns, role_list, webhook_secret)
 
 
@@ -127,7 +135,7 @@ def authenticate(engine: Engine, raw_key: str | None) -> Principal:
         raise AuthError("malformed API key")
     key_id, secret = match.groups()
     with engine.connect() as conn:
-        row = keys_repo.find_key(conn, key_id)
+        row = _keys_repo().find_key(conn, key_id)
     if row is None or not hmac.compare_digest(row.key_hash, hash_secret(secret)):
         raise AuthError("unknown API key")
     if row.revoked_at is not None:
@@ -139,7 +147,7 @@ def check_tenant(engine: Engine, tenant: str, role: str, bank_id: str) -> Princi
     """A tenant named by a trusted enqueuer (the gateway, an app on the broker): it must hold a live
     key with ``role`` over ``bank_id``. Raises Forbidden otherwise."""
     with engine.connect() as conn:
-        keys = keys_repo.live_keys_of(conn, tenant)
+        keys = _keys_repo().live_keys_of(conn, tenant)
     for row in keys:
         principal = Principal(row.tenant, row.id, row.banks, frozenset(row.roles))
         if principal.can(role, bank_id):
@@ -178,19 +186,19 @@ def default_engine(settings: Settings) -> Engine:
 
 def revoke(engine: Engine, key_id: str) -> bool:
     with engine.begin() as conn:
-        return keys_repo.revoke_key(conn, key_id)
+        return _keys_repo().revoke_key(conn, key_id)
 
 
 def list_keys(engine: Engine, tenant: str | None = None) -> list[dict[str, Any]]:
     with engine.connect() as conn:
-        return [row.to_dict() for row in keys_repo.list_keys(conn, tenant)]
+        return [row.to_dict() for row in _keys_repo().list_keys(conn, tenant)]
 
 
 def webhook_secret_for(engine: Engine, settings: Settings, tenant: str | None) -> str | None:
     """The secret to sign a job's webhook with: its tenant's, else TEMPR_WEBHOOK_SECRET (may be None)."""
     if tenant:
         with engine.connect() as conn:
-            return keys_repo.tenant_secret(conn, tenant)
+            return _keys_repo().tenant_secret(conn, tenant)
     return settings.webhook_secret or None
 
 

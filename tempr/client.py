@@ -22,11 +22,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from celery import Celery
 from celery.exceptions import TimeoutError as CeleryTimeoutError
-from sqlalchemy import Engine
 
 from config.celery import celery_config, make_celery
 from config.errors import RecallError, RecallTimeout, ServiceUnavailable, TemprError, ValidationError, outage_message
@@ -38,7 +37,9 @@ from tempr.jobs.redis_client import cache_redis
 from tempr.jobs.status import job_status
 from tempr.jobs.webhooks import check_callback_url
 from tempr.recall.models import RecallRequest, RecallResponse, parse_request
-from tempr.store.banks_repo import require_bank
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 _SENDERS: dict[tuple[str | None, str | None], Celery] = {}
 
@@ -56,7 +57,7 @@ def _defaults(
 ) -> tuple[Celery, JobStore, Settings]:
     s = settings or get_settings()
     if app is None or store is None:
-        endpoints = resolve_endpoints(s)
+        endpoints = resolve_endpoints(s, database=False)  # Redis only: no database driver to import
         if app is None:
             app = sender_app(s, endpoints)
         if store is None:
@@ -140,6 +141,7 @@ def recall_async(
     tenant: str | None = None,
     api_key: str | None = None,
     engine: Engine | None = None,
+    check_key: bool = True,
     **fields: Any,
 ) -> RecallJob:
     """Validate, fix the deadline, enqueue ``tempr.recall.start``; return the job handle at once.
@@ -152,12 +154,19 @@ def recall_async(
     ``config.errors.ValidationError`` (naming the field) for bad input, ``AuthError`` for a bad key,
     and ``NotFound`` for an unknown bank when given the database ``engine`` (the gateway and the CLI
     pass theirs). Without it, the start task finds out: the job fails with that same ``NotFound``.
+    ``check_key=False``: the key is not checked here (no database connection, no SQLAlchemy
+    import: the CLI's fleet path) but sent with the job; the start task checks it, and a bad key
+    fails the job with ``AuthError``.
     """
     app, store, s = _defaults(app, store, settings)
     req = parse_request(request if request is not None else fields)
     check_bank_id(bank_id)
+    key_for_worker = None
     if not tenant and s.auth != "off":
-        tenant = _tenant_of(api_key, bank_id, s)
+        if check_key:
+            tenant = _tenant_of(api_key, bank_id, s)
+        else:
+            key_for_worker = api_key or _local_key(s)
     if req.callback_url:
         check_callback_url(
             req.callback_url,
@@ -165,6 +174,8 @@ def recall_async(
             allow_networks=s.webhook_allow_networks,
         )
     if engine is not None:  # bad input first (422), then: a caller with a database answers an unknown bank now
+        from tempr.store.banks_repo import require_bank
+
         with engine.connect() as conn:
             require_bank(conn, bank_id)
     key = idempotency_key or req.idempotency_key
@@ -187,6 +198,8 @@ def recall_async(
     }
     if tenant:
         kwargs["tenant"] = tenant
+    elif key_for_worker:
+        kwargs["api_key"] = key_for_worker
     with _enqueueing(app, job_id, store, release=(bank_id, key) if key else None, tenant=tenant or ""):
         app.send_task(
             "tempr.recall.start", task_id=job_id, kwargs=kwargs, expires=datetime.fromtimestamp(deadline, tz=UTC)
@@ -230,6 +243,12 @@ def forget_result_backend(app: Celery) -> None:
     local = getattr(app, "_local", None)
     if local is not None:
         local.__dict__.pop("backend", None)
+
+
+def _local_key(s: Settings) -> str | None:
+    from tempr.auth import require_local_key
+
+    return require_local_key(s)
 
 
 def _tenant_of(api_key: str | None, bank_id: str, s: Settings) -> str | None:

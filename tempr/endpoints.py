@@ -22,12 +22,18 @@ class Endpoints:
     cache_url: str | None
 
 
-def resolve_endpoints(settings: Settings) -> Endpoints:
-    """The URLs in force: explicit settings first, else the embedded services' (if running)."""
-    from tempr.services.postgres import EmbeddedPostgres
+def resolve_endpoints(settings: Settings, *, database: bool = True) -> Endpoints:
+    """The URLs in force: explicit settings first, else the embedded services' (if running).
+
+    ``database=False``: leave ``database_url`` unresolved (None unless set), for a process that only
+    talks to Redis (the CLI's fleet path): looking up the embedded PostgreSQL imports its driver."""
     from tempr.services.redis_server import LocalRedis
 
-    database_url = settings.database_url or EmbeddedPostgres(settings.pg_dir).status().url
+    database_url = settings.database_url
+    if database_url is None and database:
+        from tempr.services.postgres import EmbeddedPostgres
+
+        database_url = EmbeddedPostgres(settings.pg_dir).status().url
     redis_url = settings.redis_url or LocalRedis(settings.redis_dir).status().url
     local = not settings.redis_url
     broker = settings.broker_url or (f"{redis_url}/0" if local and redis_url else redis_url)

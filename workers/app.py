@@ -43,7 +43,7 @@ def make_app(broker_url: str | None = None, result_backend: str | None = None) -
 
 
 control.register()  # the `tempr_pool_ready` remote-control command (`tempr services up` waits on it)
-job_context.install_log_records()  # every log record gets job_id (the worker's formats print it)
+job_context.install_worker_logging()  # job_id on every record; one INFO line per job (see job_context)
 app = make_app()
 app.set_current()
 log = logging.getLogger(__name__)

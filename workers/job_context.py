@@ -7,6 +7,13 @@ the last strategy publishes it) and read back when the task starts. While a task
 ContextVar holds the id; a log-record factory stamps every record with ``job_id`` ("-" outside a
 job), so any formatter can print ``%(job_id)s`` (the worker's formats do, see ``LOG_FORMATS``).
 The same handlers time each task per queue for the metrics (``workers.metrics``).
+
+Logging policy (``install_worker_logging``): at ``--loglevel INFO`` a worker writes one line per
+job (``tempr.jobs.joblog``: recalls from ``tempr.jobs.outcome``, ingests and imports from the
+post-run handler here) and nothing per task. Celery's per-task INFO lines ("received",
+"succeeded in …: <return value>", "ignored" for ``replace()``) go to DEBUG (``--loglevel DEBUG``
+shows them); its "retry" and "Discarding revoked task" lines, and a failure Celery counts as
+expected, go up to WARNING; unexpected failures stay at ERROR.
 """
 
 from __future__ import annotations
@@ -16,11 +23,21 @@ import time
 from contextvars import ContextVar, Token
 from typing import Any
 
+from celery.app import trace as celery_trace
 from celery.signals import before_task_publish, task_failure, task_postrun, task_prerun, task_retry, task_revoked
+
+from tempr.jobs.joblog import log_job_end
 
 JOB_HEADER = "tempr_job_id"
 SENT_HEADER = "tempr_sent_at"
-_JOB_ARG_TASKS = ("tempr.webhooks.deliver", "tempr.webhooks.watchdog")  # first argument is the job id
+# the first argument is the job id (an import's id for its chunks and publish)
+_JOB_ARG_TASKS = (
+    "tempr.webhooks.deliver",
+    "tempr.webhooks.watchdog",
+    "tempr.ingest.stage_chunk",
+    "tempr.ingest.publish",
+)
+_OWN_ID_TASKS = ("tempr.recall.start", "tempr.ingest.facts")  # the task id is the job id
 LOG_FORMATS = {
     "worker_log_format": "[%(asctime)s: %(levelname)s/%(processName)s] job=%(job_id)s %(message)s",
     "worker_task_log_format": (
@@ -51,6 +68,48 @@ def install_log_records() -> None:
     logging.setLogRecordFactory(make)
 
 
+_TO_DEBUG = frozenset({celery_trace.LOG_RECEIVED, celery_trace.LOG_SUCCESS, celery_trace.LOG_IGNORED})
+_TO_WARNING = frozenset(
+    {
+        celery_trace.LOG_RETRY,
+        celery_trace.LOG_FAILURE.strip(),  # logged at INFO only for exceptions a task declares expected
+        "Task %s[%s] retry: %s",  # celery.worker.request, a retry decided in the pool
+        "Discarding revoked task: %s[%s]",  # a message past its deadline (``expires``), dropped unrun
+    }
+)
+TASK_LINE_LOGGERS = ("celery.app.trace", "celery.worker.strategy", "celery.worker.request")
+
+
+class TaskLineLevels(logging.Filter):
+    """Re-levels Celery's per-task lines (matched by their format strings, Celery's public
+    ``LOG_*`` constants): chatty ones to DEBUG, kept only when that logger is enabled for DEBUG
+    (``--loglevel DEBUG``); retries and drops to WARNING. Every other record passes unchanged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO or not isinstance(record.msg, str):
+            return True
+        if record.msg in _TO_DEBUG:
+            _relevel(record, logging.DEBUG)
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        if record.msg in _TO_WARNING:
+            _relevel(record, logging.WARNING)
+        return True
+
+
+def _relevel(record: logging.LogRecord, level: int) -> None:
+    record.levelno, record.levelname = level, logging.getLevelName(level)
+
+
+def install_worker_logging() -> None:
+    """The worker's logging: ``job_id`` on every record, Celery's per-task lines re-levelled
+    (idempotent; the filters sit on Celery's own loggers, which its log set-up leaves alone)."""
+    install_log_records()
+    for name in TASK_LINE_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, TaskLineLevels) for f in logger.filters):
+            logger.addFilter(TaskLineLevels())
+
+
 class JobIdFilter(logging.Filter):
     """For handlers built elsewhere: sets ``record.job_id`` if the factory did not."""
 
@@ -66,7 +125,7 @@ def job_id_of(task: Any, task_id: str | None, args: Any) -> str | None:
     if found:
         return str(found)
     name = getattr(task, "name", "")
-    if name == "tempr.recall.start":
+    if name in _OWN_ID_TASKS:
         return task_id
     if name in _JOB_ARG_TASKS and args:
         return str(args[0])
@@ -105,7 +164,14 @@ def _on_prerun(task_id: str | None = None, task: Any = None, args: Any = None, *
 
 
 @task_postrun.connect
-def _on_postrun(task_id: str | None = None, task: Any = None, **_: Any) -> None:
+def _on_postrun(
+    task_id: str | None = None,
+    task: Any = None,
+    args: Any = None,
+    retval: Any = None,
+    state: str | None = None,
+    **_: Any,
+) -> None:
     from workers import metrics
 
     held = _tokens.pop(task_id or "", None)
@@ -113,11 +179,31 @@ def _on_postrun(task_id: str | None = None, task: Any = None, **_: Any) -> None:
         return
     token, began = held
     if task is not None:
-        metrics.TASK_SECONDS.labels(queue_of(task), task.name).observe(time.perf_counter() - began)
+        elapsed = time.perf_counter() - began
+        metrics.TASK_SECONDS.labels(queue_of(task), task.name).observe(elapsed)
+        _log_ingest_end(task.name, args, retval, state, elapsed)
     try:
         _current.reset(token)
     except ValueError:  # set in another context (should not happen); clear instead
         _current.set(None)
+
+
+def _log_ingest_end(name: str, args: Any, retval: Any, state: str | None, elapsed_s: float) -> None:
+    """The job line of an ingest (one ``tempr.ingest.facts`` task) or an import (its publish, or
+    a chunk or publish that failed for good: either fails the import). Retries log nothing here."""
+    if name not in ("tempr.ingest.facts", "tempr.ingest.publish", "tempr.ingest.stage_chunk"):
+        return
+    kind = "ingest" if name == "tempr.ingest.facts" else "import"
+    report = retval if isinstance(retval, dict) else {}
+    bank = report.get("bank_id") or (args[1] if name == "tempr.ingest.stage_chunk" and len(args or ()) > 1 else None)
+    if name == "tempr.ingest.facts" and args:
+        bank = bank or args[0]
+    if state == "FAILURE":
+        log_job_end(kind, "failed", bank_id=bank, error=retval, total_ms=elapsed_s * 1000)
+    elif state == "SUCCESS" and report.get("error") and name != "tempr.ingest.stage_chunk":  # refused input
+        log_job_end(kind, "failed", bank_id=bank, error=str(report["error"]), total_ms=elapsed_s * 1000)
+    elif state == "SUCCESS" and name != "tempr.ingest.stage_chunk":
+        log_job_end(kind, "succeeded", bank_id=bank, facts=report.get("inserted"), total_ms=elapsed_s * 1000)
 
 
 @task_failure.connect

@@ -1,12 +1,21 @@
-"""`tempr recall --bank B "query"`: one recall, printed as a table or (``--json``) the response object."""
+"""`tempr recall --bank B "query"`: one recall, printed as a table or (``--json``) the response object.
+
+By default the recall runs on the worker fleet (``tempr services up``): a quick ping first
+(``fleet_probe``), then the job is enqueued and awaited, so the command loads no model and stays
+well under a second. Only when no worker answers does it recall in this process (loading the
+embedding model takes seconds), and it says so on stderr. ``--via-workers`` insists on the fleet
+(an error without one); ``--in-process`` skips it. Heavy modules (models, the recall pipeline,
+SQLAlchemy) are imported only on the in-process path.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
-from tempr.recall.models import RecallRequest, RecallResponse, parse_request
-from tempr.recall.waterfall import waterfall
+if TYPE_CHECKING:
+    from tempr.recall.models import RecallRequest, RecallResponse
 
 DEFAULT_LIMIT = 10
 _ARMS = ("semantic", "keyword", "graph", "temporal")
@@ -50,15 +59,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="explain the answer: per memory its strategy ranks, scores, boosts and packing; then the timings",
     )
     p.add_argument("--json", action="store_true", help="print exactly the response object (JSON)")
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
         "--via-workers",
         action="store_true",
-        help="run through the Celery worker fleet (the chord) instead of in this process",
+        help="only through the worker fleet (the default tries it first): an error if no worker answers",
+    )
+    where.add_argument(
+        "--in-process",
+        action="store_true",
+        help="recall in this process, not on the worker fleet (loads the embedding model: seconds)",
     )
     p.set_defaults(func=run)
 
 
+FLEET, AUTO, IN_PROCESS = "fleet", "auto", "in-process"
+
+
+def where_to_run(args: argparse.Namespace) -> str:
+    """``fleet`` (--via-workers), ``in-process`` (--in-process) or ``auto`` (the fleet if a worker answers)."""
+    if getattr(args, "via_workers", False):
+        return FLEET
+    if getattr(args, "in_process", False):
+        return IN_PROCESS
+    return AUTO
+
+
 def build_request(args: argparse.Namespace) -> RecallRequest:
+    from tempr.recall.models import parse_request
+
     def split(value: str | None) -> list[str] | None:
         return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
@@ -83,22 +112,23 @@ def run(args: argparse.Namespace) -> int:
 
         raise ValidationError("must be 0 (all) or more", field="--limit")
     request = build_request(args)
-    from workers.resources import get_resources
+    mode = where_to_run(args)
+    why_not = fleet_unavailable() if mode != IN_PROCESS else None
+    if mode == IN_PROCESS:
+        response = recall_in_process(args.bank, request)
+    elif why_not is None:
+        response = recall_on_fleet(args.bank, request)
+    elif mode == FLEET:
+        from config.errors import ServiceUnavailable
 
-    if args.via_workers:
-        from config.settings import get_settings
-        from tempr.auth import require_local_key
-        from tempr.client import recall_async
-
-        job = recall_async(
-            args.bank, request, api_key=require_local_key(get_settings()), engine=get_resources().engine
-        )  # unknown bank: NotFound now
-        response = RecallResponse.model_validate(job.get(timeout=request.timeout_s or 60))
+        raise ServiceUnavailable(f"--via-workers: {why_not}; start the workers with `tempr services up`")
     else:
-        from tempr.recall.pipeline import recall
-        from workers.resources import recall_context
-
-        response = recall(args.bank, request, recall_context(reranker=get_resources().reranker))
+        print(
+            f"tempr recall: {why_not}, so this recall runs in this process (slower: it loads the model); "
+            "start the workers with `tempr services up`",
+            file=sys.stderr,
+        )
+        response = recall_in_process(args.bank, request)
     if args.json:
         if args.limit:
             response.results = response.results[: args.limit]
@@ -106,6 +136,33 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_table(response, limit=DEFAULT_LIMIT if args.limit is None else args.limit)
     return 0
+
+
+def fleet_unavailable() -> str | None:
+    """None when a worker answers a ping; else why not (see ``tempr.cli.fleet_probe``)."""
+    from config.settings import get_settings
+    from tempr.cli.fleet_probe import no_worker_reason
+    from tempr.endpoints import resolve_endpoints
+
+    settings = get_settings()
+    return no_worker_reason(settings, resolve_endpoints(settings, database=False))
+
+
+def recall_on_fleet(bank_id: str, request: RecallRequest) -> RecallResponse:
+    """Enqueue on the fleet and wait (bounded by the job's deadline). This process opens no database
+    connection: the start task checks the key and the bank, and ``get`` raises its ``AuthError`` or
+    ``NotFound`` here."""
+    from tempr.client import recall_async
+
+    job = recall_async(bank_id, request, check_key=False)  # the start task checks this machine's key
+    return job.get(timeout=request.timeout_s or 60)
+
+
+def recall_in_process(bank_id: str, request: RecallRequest) -> RecallResponse:
+    from tempr.recall.pipeline import recall
+    from workers.resources import get_resources, recall_context
+
+    return recall(bank_id, request, recall_context(reranker=get_resources().reranker))
 
 
 def print_table(response: RecallResponse, *, width: int = 88, limit: int = 0) -> None:
@@ -165,6 +222,8 @@ def print_trace(response: RecallResponse, shown: list[Any]) -> None:
 
 
 def print_waterfall(timings: dict[str, float], *, width: int = 40) -> None:
+    from tempr.recall.waterfall import waterfall
+
     bars, total = waterfall(timings)
     print("\ntimings (ms): ░ waiting in a queue, █ working")
     scale = width / total if total > 0 else 0.0

@@ -3,50 +3,66 @@
 Each sub-command lives in its own module and registers itself through
 ``add_parser(subparsers)``; errors tempr raises on purpose become a one-line
 message and a non-zero exit, never a traceback.
+
+Start-up is kept cheap: ``tempr recall`` on a warm fleet should take well under a second, and
+importing every sub-command would pull in the services' drivers (SQLAlchemy, psycopg, Redis)
+for nothing. So when the first argument names a sub-command, only its module is imported;
+``tempr`` alone or ``tempr --help`` imports them all to list them.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
 
-from sqlalchemy.exc import OperationalError
-
 from config.errors import TemprError, ValidationError
 
+_MODULES = (
+    "cmd_services",
+    "cmd_keys",
+    "cmd_ingest",
+    "cmd_recall",
+    "cmd_worker",
+    "cmd_api",
+    "cmd_flower",
+    "cmd_demo",
+    "cmd_bench",
+    "cmd_ranker",
+)
+"""Every sub-command module, in the order ``tempr --help`` lists them."""
+_COMMANDS = {
+    "services": "cmd_services",
+    "db": "cmd_services",
+    "keys": "cmd_keys",
+    "ingest": "cmd_ingest",
+    "recall": "cmd_recall",
+    "worker": "cmd_worker",
+    "api": "cmd_api",
+    "flower": "cmd_flower",
+    "demo": "cmd_demo",
+    "bench": "cmd_bench",
+    "ranker": "cmd_ranker",
+}
+"""Sub-command name -> the module that registers it (a unit test keeps this in step)."""
 
-def build_parser() -> argparse.ArgumentParser:
-    from tempr.cli import (
-        cmd_api,
-        cmd_bench,
-        cmd_demo,
-        cmd_flower,
-        cmd_ingest,
-        cmd_keys,
-        cmd_ranker,
-        cmd_recall,
-        cmd_services,
-        cmd_worker,
-    )
 
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every sub-command, or with ``command``'s module only (when it names one)."""
     parser = argparse.ArgumentParser(prog="tempr", description="TEMPR recall for AI-agent memory")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (
-        cmd_services,
-        cmd_keys,
-        cmd_ingest,
-        cmd_recall,
-        cmd_worker,
-        cmd_api,
-        cmd_flower,
-        cmd_demo,
-        cmd_bench,
-        cmd_ranker,
-    ):
-        module.add_parser(sub)
+    modules = (_COMMANDS[command],) if command in _COMMANDS else _MODULES
+    for name in modules:
+        importlib.import_module(f"tempr.cli.{name}").add_parser(sub)
     return parser
+
+
+def _database_down(exc: Exception) -> bool:
+    """A SQLAlchemy OperationalError (checked without importing SQLAlchemy when nothing used it)."""
+    errors = sys.modules.get("sqlalchemy.exc")
+    return errors is not None and isinstance(exc, errors.OperationalError)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     warnings.filterwarnings("ignore", category=UserWarning, module="platformdirs")
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except ValidationError as exc:
@@ -65,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     except TemprError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except OperationalError as exc:
-        print(f"error: database unavailable: {exc.orig}", file=sys.stderr)
+    except Exception as exc:
+        if not _database_down(exc):
+            raise
+        print(f"error: database unavailable: {getattr(exc, 'orig', exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

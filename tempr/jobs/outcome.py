@@ -1,7 +1,7 @@
 """How a recall job ends, exactly once: ``succeed_job`` (an answer) or ``fail_job`` (an error).
 
 The job record is written, the answer cached, the webhook dispatched and the outcome observed
-(metrics) here, so no task repeats that logic. The Celery app and the metrics are passed in
+(metrics) and logged (the job's one INFO line, ``tempr.jobs.joblog``) here, so no task repeats that logic. The Celery app and the metrics are passed in
 (``JobEnds``): this package imports neither ``workers`` nor ``tasks``.
 """
 
@@ -15,6 +15,7 @@ from config.errors import RecallTimeout
 from tempr.core.timeutil import ms
 from tempr.jobs.cache import RecallCache
 from tempr.jobs.envelope import JobEnvelope
+from tempr.jobs.joblog import log_job_end
 from tempr.jobs.records import JobStore, error_dict
 from tempr.recall.models import RecallResponse
 
@@ -73,7 +74,17 @@ def succeed_job(ends: JobEnds, env: JobEnvelope, response: RecallResponse, *, ca
     if not cached and not response.degraded:  # a degraded answer is not worth pinning for the TTL
         ends.cache.set(env.cache_key, out)
     ends.observer.succeeded(response, cached=cached)
-    if ends.store.record_outcome(env.job_id, result=out) and env.callback_url:
+    if not ends.store.record_outcome(env.job_id, result=out):
+        return out  # the job had already ended (e.g. failed by the watchdog): that end was logged
+    log_job_end(
+        "recall",
+        "succeeded",
+        bank_id=env.bank_id,
+        cache=response.cache,
+        total_ms=response.timings_ms["total"],
+        degraded=response.degraded,
+    )
+    if env.callback_url:
         ends.dispatch_webhook(
             env, {"job_id": env.job_id, "bank_id": env.bank_id, "status": "succeeded", "result": out, "error": None}
         )
@@ -90,6 +101,7 @@ def fail_job(ends: JobEnds, env: JobEnvelope, exc: BaseException, *, store_under
         ends.app.backend.mark_as_failure(env.job_id, exc)
     if not ends.store.record_outcome(env.job_id, error=error):
         return  # another outcome was recorded (and sent) first
+    log_job_end("recall", "failed", bank_id=env.bank_id, error=exc, total_ms=ms(time.time() - env.enqueued_at))
     ends.observer.failed(exc)
     if env.callback_url:
         ends.dispatch_webhook(

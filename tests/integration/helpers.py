@@ -71,6 +71,7 @@ def extra_worker(
     pool: str = "threads",
     concurrency: int = 4,
     ready_timeout: float = 180.0,
+    loglevel: str = "INFO",
 ) -> Iterator[ExtraWorker]:
     from workers.app import make_app
 
@@ -85,7 +86,7 @@ def extra_worker(
     }
     with open(log, "ab") as out:
         proc = subprocess.Popen(
-            worker_command(queues, concurrency=concurrency, pool=pool, name=name),
+            worker_command(queues, concurrency=concurrency, pool=pool, name=name, loglevel=loglevel),
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -106,7 +106,7 @@ def test_celery_native_caller_gets_not_found(resources: Any, worker: Path, make_
 
 @pytest.mark.parametrize("via_workers", [False, True])
 def test_cli_unknown_bank_exits_non_zero_naming_it(worker: Path, via_workers: bool) -> None:
-    args = ["recall", "--bank", MISSING, "Where does Alice work?"] + (["--via-workers"] if via_workers else [])
+    args = ["recall", "--bank", MISSING, "Where does Alice work?", "--via-workers" if via_workers else "--in-process"]
     done = _tempr(*args)
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"error: {DETAIL}" in done.stderr

@@ -48,6 +48,7 @@ def traced(
         broker_url=redis_db_url(stack.redis_url, 10),
         result_backend=resources.endpoints.result_backend,
         concurrency=6,
+        loglevel="DEBUG",  # every task's lines (at INFO a worker logs one line per job)
     ) as worker:
         yield worker, tmp
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -72,3 +73,29 @@ def test_a_late_answer_is_refused() -> None:
 def test_error_dict_names_any_exception() -> None:
     assert error_dict(RuntimeError("boom")) == {"error": "RuntimeError", "message": "boom", "field": None}
     assert error_dict(RuntimeError())["message"] == "RuntimeError"
+
+
+def _job_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "tempr.jobs"]
+
+
+def test_one_info_line_per_job_whatever_ends_it(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="tempr.jobs")
+    ends = fake_ends()
+    succeed_job(ends, _env(), _response(degraded=["temporal", "graph"]))
+    fail_job(ends, _env(), RecallTimeout("late"))  # the same job: its end was already recorded and logged
+    fail_job(ends, _env(job_id="j2", bank_id="other"), RecallTimeout("late"))
+    first, second = _job_lines(caplog)
+    assert first.levelno == logging.INFO
+    assert first.getMessage().startswith("recall succeeded bank=b cache=miss total_ms=")
+    assert first.getMessage().endswith(" degraded=graph,temporal")
+    assert second.getMessage().startswith("recall failed bank=other error=RecallTimeout total_ms=")
+    assert second.tempr_job["error"] == "RecallTimeout"  # type: ignore[attr-defined]
+    assert "results" not in first.getMessage()  # never the answer itself
+
+
+def test_a_cache_hit_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="tempr.jobs")
+    succeed_job(fake_ends(), _env(), _response(), cached=True)
+    (line,) = _job_lines(caplog)
+    assert " cache=hit " in line.getMessage()
