@@ -21,22 +21,20 @@ list and returns one row per candidate in the same order. No I/O and no clock: `
 comes in with the query.
 
 It runs on every recall (up to ~300 candidates), so it is written for speed: each distinct
-text is tokenised once per call (a chunk is shared by many facts), stemming is cached per
-word, and per-query work (query tokens, window bounds, the idf total) is done once. The
-rows are exactly those of the first, plain version (the shipped model was trained on
-them); ``tests/unit/rank_features_oracle.py`` keeps that version and a property test
-compares the two.
+text is scanned once per call (a chunk is shared by many facts; ``tempr.core.rank_text``),
+per-query work (query tokens, window bounds, the idf total, the cosine order) is done once,
+and the rows come out as one float64 array for the model. The rows are exactly those of
+the first, plain version (the shipped model was trained on them);
+``tests/unit/rank_features_oracle.py`` keeps that version and a property test compares them.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 
 import numpy as np
 
@@ -47,22 +45,43 @@ from tempr.core.boosts import (
     SECONDS_PER_DAY,
     proof_signal,
 )
+from tempr.core.rank_text import (
+    STOPWORDS,
+    WORD,
+    LexicalPool,
+    content_terms,
+    idf,
+    names_in,
+    padded,
+    words,
+)
 from tempr.core.timeutil import as_utc
 from tempr.core.types import TimeWindow
+
+__all__ = [
+    "FACT_TYPE_CODES",
+    "FEATURE_NAMES",
+    "STOPWORDS",
+    "STRATEGIES",
+    "SUPPORT_TOP",
+    "WH_CODES",
+    "RankCandidate",
+    "RankQuery",
+    "content_terms",
+    "coverage",
+    "entity_hits",
+    "feature_array",
+    "feature_matrix",
+    "pool_idf",
+    "wh_code",
+    "words",
+]
 
 STRATEGIES: tuple[str, ...] = ("semantic", "keyword", "graph", "temporal")
 SUPPORT_TOP = 10
 """Multi-hop support counts neighbours among this many most query-similar candidates."""
 FACT_TYPE_CODES: Mapping[str, float] = {"world": 0.0, "experience": 1.0, "observation": 2.0}
 WH_CODES: Mapping[str, float] = {"what": 1.0, "when": 2.0, "where": 3.0, "who": 4.0, "why": 5.0, "how": 6.0}
-_WORD = re.compile(r"[a-z0-9]+")
-STOPWORDS: frozenset[str] = frozenset(
-    """a an the and or but of to in on at by for with from as is are was were be been being do does did
-    has have had having it its this that these those what when where who whom which why how i you he she
-    we they me him her us them my your his our their there here if then than so not no yes can could
-    would should will shall may might must about into over after before up down out off just also very
-    any some all each other such only own same too s t ever""".split()
-)
 
 FEATURE_NAMES: tuple[str, ...] = (
     *(f"rr_{s}" for s in STRATEGIES),
@@ -125,52 +144,10 @@ class RankCandidate:
     ce: float | None = None
 
 
-_COLUMN: Mapping[str, int] = {name: i for i, name in enumerate(FEATURE_NAMES)}
-
-
-@lru_cache(maxsize=8192)
-def _stem(w: str) -> str:
-    """The crude plural/inflection trim of one lower-case token (cached: vocabularies repeat)."""
-    if len(w) > 4 and w.endswith("ing"):
-        return w[:-3]
-    if len(w) > 3 and w.endswith("es"):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s"):
-        return w[:-1]
-    if len(w) > 3 and w.endswith("ed"):
-        return w[:-2]
-    return w
-
-
-def words(text: str) -> list[str]:
-    """Lower-case word tokens with a crude plural/inflection trim (so 'works' meets 'work')."""
-    return [_stem(w) for w in _WORD.findall(text.lower())]
-
-
-def _forms(term: str) -> frozenset[str]:
-    """Every raw token that ``_stem`` maps to ``term``.
-
-    A token loses at most one of the suffixes ing/es/s/ed, so these are among the term
-    itself and the term plus one suffix; keeping only those that stem back to it makes
-    "the text has a token stemming to term" a test on the text's raw tokens, with no
-    stemming of the text at all.
-    """
-    return frozenset(w for w in (term, term + "ing", term + "es", term + "s", term + "ed") if _stem(w) == term)
-
-
-def content_terms(text: str) -> list[str]:
-    """Distinct non-stopword terms of a text, in order."""
-    return list(dict.fromkeys(w for w in words(text) if w not in STOPWORDS))
-
-
 def pool_idf(docs: Sequence[set[str]], terms: Sequence[str]) -> dict[str, float]:
     """``ln(1 + (N - df + 0.5) / (df + 0.5))`` over the candidate pool (no bank statistics needed)."""
     n = len(docs)
-    return {t: _idf(n, sum(t in d for d in docs)) for t in terms}
-
-
-def _idf(n: int, df: int) -> float:
-    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    return {t: idf(n, sum(t in d for d in docs)) for t in terms}
 
 
 def coverage(terms: Sequence[str], doc: set[str], idf: Mapping[str, float]) -> float:
@@ -183,29 +160,18 @@ def coverage(terms: Sequence[str], doc: set[str], idf: Mapping[str, float]) -> f
 
 def wh_code(query: str) -> float:
     """Which question word the query starts with (0: none of them)."""
-    first = _WORD.findall(query.lower())[:2]
+    first = WORD.findall(query.lower())[:2]
     return next((WH_CODES[w] for w in first if w in WH_CODES), 0.0)
-
-
-def _padded(text: str) -> str:
-    """The text's raw tokens, space-joined and space-padded: whole-word phrase search by ``in``."""
-    return f" {' '.join(_WORD.findall(text.lower()))} "
-
-
-def _names_in(padded_query: str, name: str) -> bool:
-    tokens = _WORD.findall(name.lower())
-    return bool(tokens) and f" {' '.join(tokens)} " in padded_query
 
 
 def entity_hits(query: str, entities: Sequence[str]) -> float:
     """How many of the memory's entities the query names (whole words, case-insensitive)."""
-    padded = _padded(query)
-    return float(sum(_names_in(padded, name) for name in entities))
+    in_query = padded(query)
+    return float(sum(names_in(in_query, name) for name in entities))
 
 
-def _support(candidates: Sequence[RankCandidate]) -> tuple[list[float], list[float]]:
-    """Per candidate: top-similar neighbours sharing its document, and sharing an entity."""
-    top = sorted(range(len(candidates)), key=lambda i: -candidates[i].cos_fact)[:SUPPORT_TOP]
+def _support(candidates: Sequence[RankCandidate], top: Sequence[int]) -> tuple[list[float], list[float]]:
+    """Per candidate: neighbours among ``top`` (the most query-similar) sharing its document, and an entity."""
     docs = Counter(candidates[i].document for i in top if candidates[i].document)
     ents = Counter(e.lower() for i in top for e in set(candidates[i].entities))
     top_set = set(top)
@@ -213,50 +179,9 @@ def _support(candidates: Sequence[RankCandidate]) -> tuple[list[float], list[flo
     for i, c in enumerate(candidates):
         own = 1.0 if i in top_set else 0.0
         session.append(docs.get(c.document, 0) - own if c.document else 0.0)
-        shared = [ents.get(e.lower(), 0) - own for e in set(c.entities)]
+        shared = [ents.get(e.lower(), 0) - own for e in set(c.entities)] if c.entities else ()
         entity.append(float(max(shared, default=0.0)))
     return session, entity
-
-
-class _Lexical:
-    """Idf-weighted coverage of the query's terms, each distinct text scanned once.
-
-    ``scan`` returns, per text, which query terms it contains and its token count; the
-    idf is over the pool (a term counts once per candidate, in its fact or its chunk)
-    and a coverage is memoised per pattern of contained terms (a handful per query).
-    """
-
-    def __init__(self, query: str) -> None:
-        self.terms = content_terms(query)
-        self._forms = [_forms(t) for t in self.terms]
-        self._texts: dict[str, tuple[tuple[bool, ...], int]] = {}
-        self._covers: dict[tuple[bool, ...], float] = {}
-        self._idf: list[float] = []
-        self._total = 0.0
-
-    def scan(self, text: str) -> tuple[tuple[bool, ...], int]:
-        got = self._texts.get(text)
-        if got is None:
-            tokens = _WORD.findall(text.lower())
-            present = set(tokens)
-            got = self._texts[text] = (tuple(not present.isdisjoint(f) for f in self._forms), len(tokens))
-        return got
-
-    def fit(self, docs: Sequence[tuple[tuple[bool, ...], tuple[bool, ...]]]) -> None:
-        """The pool's idf from each candidate's (fact, chunk) term patterns."""
-        n = len(docs)
-        self._idf = [_idf(n, sum(f[j] or c[j] for f, c in docs)) for j in range(len(self.terms))]
-        self._total = math.fsum(self._idf)
-
-    def coverage(self, pattern: tuple[bool, ...]) -> float:
-        got = self._covers.get(pattern)
-        if got is None:
-            if self._total <= 0.0:
-                got = 0.0
-            else:
-                got = math.fsum(x for x, hit in zip(self._idf, pattern, strict=True) if hit) / self._total
-            self._covers[pattern] = got
-        return got
 
 
 class _Clock:
@@ -272,11 +197,18 @@ class _Clock:
             (w.open_side, w.start, w.end, as_utc(w.centre), w.days / 2.0, as_utc(w.start), as_utc(w.end))
             for w in query.windows
         ]
+        self._seen: dict[datetime, tuple[float, float, float]] = {}
 
     def features(self, occurred: datetime | None) -> tuple[float, float, float]:
-        """(temporal proximity, in a window, recency) of one memory."""
+        """(temporal proximity, in a window, recency) of one memory (memoised: facts share dates)."""
         if occurred is None:
             return NEUTRAL, 0.0, NEUTRAL
+        got = self._seen.get(occurred)
+        if got is None:
+            got = self._seen[occurred] = self._compute(occurred)
+        return got
+
+    def _compute(self, occurred: datetime) -> tuple[float, float, float]:
         at = as_utc(occurred)
         proximity, inside = NEUTRAL if not self.windows else -math.inf, 0.0
         for open_side, start, end, centre, half_width, start_utc, end_utc in self.windows:
@@ -294,77 +226,82 @@ class _Clock:
 
 
 def feature_array(query: RankQuery, candidates: Sequence[RankCandidate]) -> np.ndarray:
-    """``feature_matrix`` as a float64 array of shape (candidates, ``FEATURE_NAMES``): what the ranker reads."""
+    """``feature_matrix`` as one float64 array, shape (candidates, ``FEATURE_NAMES``): what the model reads."""
     n = len(candidates)
-    out = np.empty((n, len(FEATURE_NAMES)), dtype=np.float64)
     if not n:
-        return out
-
-    def put(name: str, values: Sequence[float] | float | np.ndarray) -> None:
-        out[:, _COLUMN[name]] = values
-
-    for s in STRATEGIES:
-        put(f"rr_{s}", [1.0 / r if r else 0.0 for r in (c.ranks.get(s) for c in candidates)])
-        put(f"score_{s}", [float(c.scores.get(s, 0.0)) for c in candidates])
-    put("rrf", [c.rrf for c in candidates])
-    put("n_strategies", [float(len(c.ranks)) for c in candidates])
-
+        return np.empty((0, len(FEATURE_NAMES)), dtype=np.float64)
     cos_fact = [c.cos_fact for c in candidates]
     top_cos = max(cos_fact)
     cos_chunk = [c.cos_chunk if c.cos_chunk is not None else c.cos_fact for c in candidates]
     top_chunk = max(cos_chunk)
+    order = sorted(range(n), key=lambda i: -cos_fact[i])
     cos_rr = [0.0] * n
-    for r, i in enumerate(sorted(range(n), key=lambda i: -cos_fact[i]), start=1):
+    for r, i in enumerate(order, start=1):
         cos_rr[i] = 1.0 / r
-    put("cos_fact", cos_fact)
-    put("cos_fact_gap", out[:, _COLUMN["cos_fact"]] - top_cos)
-    put("cos_fact_rr", cos_rr)
-    put("cos_chunk", cos_chunk)
-    put("cos_chunk_gap", out[:, _COLUMN["cos_chunk"]] - top_chunk)
-    put("cos_best", [max(a, b) for a, b in zip(cos_fact, cos_chunk, strict=True)])
+    session, entity = _support(candidates, order[:SUPPORT_TOP])
 
-    lexical = _Lexical(query.text)
-    facts = [lexical.scan(c.text) for c in candidates]
-    chunks = [lexical.scan(c.chunk_text) if c.chunk_text else facts[i] for i, c in enumerate(candidates)]
-    lexical.fit([(f[0], c[0]) for f, c in zip(facts, chunks, strict=True)])
-    lex_fact = [lexical.coverage(f[0]) for f in facts]
-    lex_chunk = [lexical.coverage(c[0]) for c in chunks]
+    pool = LexicalPool(query.text)
+    facts = [pool.scan_counting(c.text) for c in candidates]
+    fact_patterns = [f[0] for f in facts]
+    chunk_patterns = [
+        pool.scan(c.chunk_text) if c.chunk_text else f for c, f in zip(candidates, fact_patterns, strict=True)
+    ]
+    pool.fit(list(zip(fact_patterns, chunk_patterns, strict=True)))
+    lex_fact = [pool.coverage(p) for p in fact_patterns]
+    lex_chunk = [pool.coverage(p) for p in chunk_patterns]
     lex_best = [max(a, b) for a, b in zip(lex_fact, lex_chunk, strict=True)]
     top_lex = max(lex_best)
-    put("lex_fact", lex_fact)
-    put("lex_chunk", lex_chunk)
-    put("lex_best", lex_best)
-    put("lex_gap", [x - top_lex for x in lex_best])
 
-    padded, named = _padded(query.text), {}
-    hits = []
-    for c in candidates:
-        count = 0
+    clock, in_query = _Clock(query), padded(query.text)
+    has_window, q_len, wh = (1.0 if query.windows else 0.0), float(len(pool.terms)), wh_code(query.text)
+    named: dict[str, bool] = {}
+    proofs: dict[int, float] = {}
+    rows = []
+    for i, c in enumerate(candidates):
+        ranks, scores = c.ranks, c.scores
+        hits = 0
         for name in c.entities:
             hit = named.get(name)
             if hit is None:
-                hit = named[name] = _names_in(padded, name)
-            count += hit
-        hits.append(float(count))
-    put("entity_hits", hits)
-
-    clock = _Clock(query)
-    dates = [clock.features(c.occurred) for c in candidates]
-    put("has_window", 1.0 if query.windows else 0.0)
-    put("temporal_proximity", [d[0] for d in dates])
-    put("in_window", [d[1] for d in dates])
-    put("recency", [d[2] for d in dates])
-    put("undated", [1.0 if c.occurred is None else 0.0 for c in candidates])
-    put("proof", [proof_signal(c.proof_count) for c in candidates])
-    put("fact_type", [FACT_TYPE_CODES.get(c.fact_type, 3.0) for c in candidates])
-    put("length", [float(f[1]) for f in facts])
-    put("query_length", float(len(lexical.terms)))
-    put("wh", wh_code(query.text))
-    session, entity = _support(candidates)
-    put("session_support", session)
-    put("entity_support", entity)
-    put("ce", [float(c.ce) if c.ce is not None else math.nan for c in candidates])
-    return out
+                hit = named[name] = names_in(in_query, name)
+            hits += hit
+        proof = proofs.get(c.proof_count)
+        if proof is None:
+            proof = proofs[c.proof_count] = proof_signal(c.proof_count)
+        temporal, inside, recency = clock.features(c.occurred)
+        rows.append(
+            [
+                *[1.0 / r if r else 0.0 for r in map(ranks.get, STRATEGIES)],
+                *[float(scores.get(s, 0.0)) for s in STRATEGIES],
+                c.rrf,
+                float(len(ranks)),
+                cos_fact[i],
+                cos_fact[i] - top_cos,
+                cos_rr[i],
+                cos_chunk[i],
+                cos_chunk[i] - top_chunk,
+                max(cos_fact[i], cos_chunk[i]),
+                lex_fact[i],
+                lex_chunk[i],
+                lex_best[i],
+                lex_best[i] - top_lex,
+                float(hits),
+                has_window,
+                temporal,
+                inside,
+                recency,
+                1.0 if c.occurred is None else 0.0,
+                proof,
+                FACT_TYPE_CODES.get(c.fact_type, 3.0),
+                float(facts[i][1]),
+                q_len,
+                wh,
+                session[i],
+                entity[i],
+                float(c.ce) if c.ce is not None else math.nan,
+            ]
+        )
+    return np.array(rows, dtype=np.float64)
 
 
 def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> list[list[float]]:

@@ -32,7 +32,7 @@ from tempr.core.types import TimeWindow
 VOCAB = (
     "Alice works working worked work Helix Health joins joined join the in at May 2024 Mel plays playing "
     "violin es ses sing sings bed beds ring rings s ed ing goes gone when where who why how what did Caroline "
-    "LGBTQ support group painting paints Smith 7 1999 X ray x-ray café naïve"
+    "LGBTQ support group painting paints Smith 7 1999 X ray x-ray café naïve İstanbul Straße a\x1cb\tc\nd WORKS"
 ).split()
 NAMES = ("Alice", "alice smith", "Alice Smith", "Helix Health", "Bob", "", "!!", "LGBTQ", "Mel", "caroline")
 ZONES = (UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8)), None)
