@@ -49,8 +49,8 @@ from tempr.core.rank_text import (
     STOPWORDS,
     WORD,
     LexicalPool,
+    bm25_idf,
     content_terms,
-    idf,
     names_in,
     padded,
     words,
@@ -147,7 +147,7 @@ class RankCandidate:
 def pool_idf(docs: Sequence[set[str]], terms: Sequence[str]) -> dict[str, float]:
     """``ln(1 + (N - df + 0.5) / (df + 0.5))`` over the candidate pool (no bank statistics needed)."""
     n = len(docs)
-    return {t: idf(n, sum(t in d for d in docs)) for t in terms}
+    return {t: bm25_idf(n, sum(t in d for d in docs)) for t in terms}
 
 
 def coverage(terms: Sequence[str], doc: set[str], idf: Mapping[str, float]) -> float:

@@ -80,7 +80,7 @@ def forms(term: str) -> tuple[str, ...]:
     return tuple(w for w in (term, term + "ing", term + "es", term + "s", term + "ed") if stem(w) == term)
 
 
-def idf(n: int, df: int) -> float:
+def bm25_idf(n: int, df: int) -> float:
     """``ln(1 + (N - df + 0.5) / (df + 0.5))``: the non-negative BM25 idf."""
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
@@ -143,7 +143,7 @@ class LexicalPool:
 
     def fit(self, docs: Sequence[tuple[tuple[bool, ...], tuple[bool, ...]]]) -> None:
         n = len(docs)
-        self._idf = [idf(n, sum(f[j] or c[j] for f, c in docs)) for j in range(len(self.terms))]
+        self._idf = [bm25_idf(n, sum(f[j] or c[j] for f, c in docs)) for j in range(len(self.terms))]
         self._total = math.fsum(self._idf)
 
     def coverage(self, pattern: tuple[bool, ...]) -> float:
