@@ -27,6 +27,7 @@ from tempr.core.rank_features import (
     feature_matrix,
     words,
 )
+from tempr.core.rank_text import WORD, forms, padded, stem, tokens
 from tempr.core.types import TimeWindow
 
 VOCAB = (
@@ -128,3 +129,15 @@ def test_an_empty_list_has_no_rows() -> None:
     query = RankQuery("anything", BASE)
     assert feature_matrix(query, []) == old_feature_matrix(query, []) == []
     assert feature_array(query, []).shape == (0, len(FEATURE_NAMES))
+
+
+@given(st.text(max_size=60))
+def test_the_ascii_fast_path_tokenises_like_the_regex(text: str) -> None:
+    assert tokens(text) == WORD.findall(text.lower())
+    assert padded(text).split() == WORD.findall(text.lower())
+
+
+@given(st.from_regex(r"[a-z0-9]{1,12}", fullmatch=True))
+def test_every_token_is_among_the_forms_of_its_stem(token: str) -> None:
+    assert token in forms(stem(token))
+    assert all(stem(w) == stem(token) for w in forms(stem(token)))
