@@ -124,9 +124,13 @@ class RankQuery:
     windows: tuple[TimeWindow, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RankCandidate:
-    """What the ranker knows about one fused candidate (ranks are 1-indexed per strategy)."""
+    """What the ranker knows about one fused candidate (ranks are 1-indexed per strategy).
+
+    Read-only by convention, not ``frozen``: a frozen dataclass sets each field through
+    ``object.__setattr__``, which made building ~200 of them per recall cost 0.4 ms.
+    """
 
     id: str
     text: str
