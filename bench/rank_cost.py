@@ -139,7 +139,7 @@ def same_rows(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]]) -> boo
 
 
 def timed(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
-    """Median ms of each function, calls interleaved (one warm-up each first)."""
+    """Median and minimum ms of each function (``name``, ``name_min``), calls interleaved, one warm-up each."""
     for fn in fns.values():
         fn()
     times: dict[str, list[float]] = {name: [] for name in fns}
@@ -148,7 +148,7 @@ def timed(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
             started = time.perf_counter()
             fn()
             times[name].append((time.perf_counter() - started) * 1000)
-    return {name: median(t) for name, t in times.items()}
+    return {**{name: median(t) for name, t in times.items()}, **{f"{name}_min": min(t) for name, t in times.items()}}
 
 
 def measure(sizes: Sequence[int] = (50, 100, 200), repeats: int = 40) -> list[dict[str, Any]]:
@@ -213,15 +213,21 @@ def render(results: Sequence[dict[str, Any]], load: tuple[float, float, float]) 
         "trace rows on every recall, now only when a trace is asked for. The SQL is one statement now "
         "(units, entities, cosine and chunk texts; it was four: units, entities, cosines, chunks).",
         "",
-        "| candidates | time window | features before ms | features after ms | speed-up | stage before ms | "
-        "stage after ms | speed-up |",
+        "Milliseconds per recall, median (minimum) over the runs; speed-up of the medians. On a busy "
+        "2-core machine the longer calls are often preempted, so their medians swing between runs; the "
+        "minima are the better guide to the cost on an idle one.",
+        "",
+        "| candidates | time window | features before | features after | speed-up | stage before | "
+        "stage after | speed-up |",
         "|---:|:---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
+        cells = [f"{r[k]:.2f} ({r[k + '_min']:.2f})" for k in ("features_before", "features_after")]
+        stage = [f"{r[k]:.2f} ({r[k + '_min']:.2f})" for k in ("stage_before", "stage_after")]
         lines.append(
-            f"| {r['candidates']} | {'yes' if r['window'] else 'no'} | {r['features_before']:.2f} | "
-            f"{r['features_after']:.2f} | {r['features_before'] / r['features_after']:.1f}x | "
-            f"{r['stage_before']:.2f} | {r['stage_after']:.2f} | {r['stage_before'] / r['stage_after']:.1f}x |"
+            f"| {r['candidates']} | {'yes' if r['window'] else 'no'} | {cells[0]} | {cells[1]} | "
+            f"{r['features_before'] / r['features_after']:.1f}x | {stage[0]} | {stage[1]} | "
+            f"{r['stage_before'] / r['stage_after']:.1f}x |"
         )
     return "\n".join(lines)
 
