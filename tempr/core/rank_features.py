@@ -19,34 +19,69 @@ each stage already knows about it, plus a few cheap signals the strategies do no
 Everything is relative to one query's candidate list, so the function takes the whole
 list and returns one row per candidate in the same order. No I/O and no clock: ``now``
 comes in with the query.
+
+It runs on every recall (up to ~300 candidates), so it is written for speed: each distinct
+text is scanned once per call (a chunk is shared by many facts; ``tempr.core.rank_text``),
+per-query work (query tokens, window bounds, the idf total, the cosine order) is done once,
+and the rows come out as one float64 array for the model. The rows are exactly those of
+the first, plain version (the shipped model was trained on them);
+``tests/unit/rank_features_oracle.py`` keeps that version and a property test compares them.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from tempr.core.boosts import proof_signal, recency_signal, temporal_proximity_signal
+import numpy as np
+
+from tempr.core.boosts import (
+    NEUTRAL,
+    RECENCY_FLOOR,
+    RECENCY_WINDOW_DAYS,
+    SECONDS_PER_DAY,
+    proof_signal,
+)
+from tempr.core.rank_text import (
+    STOPWORDS,
+    WORD,
+    LexicalPool,
+    bm25_idf,
+    content_terms,
+    names_in,
+    padded,
+    words,
+)
 from tempr.core.timeutil import as_utc
 from tempr.core.types import TimeWindow
+
+__all__ = [
+    "FACT_TYPE_CODES",
+    "FEATURE_NAMES",
+    "STOPWORDS",
+    "STRATEGIES",
+    "SUPPORT_TOP",
+    "WH_CODES",
+    "RankCandidate",
+    "RankQuery",
+    "content_terms",
+    "coverage",
+    "entity_hits",
+    "feature_array",
+    "feature_matrix",
+    "pool_idf",
+    "wh_code",
+    "words",
+]
 
 STRATEGIES: tuple[str, ...] = ("semantic", "keyword", "graph", "temporal")
 SUPPORT_TOP = 10
 """Multi-hop support counts neighbours among this many most query-similar candidates."""
 FACT_TYPE_CODES: Mapping[str, float] = {"world": 0.0, "experience": 1.0, "observation": 2.0}
 WH_CODES: Mapping[str, float] = {"what": 1.0, "when": 2.0, "where": 3.0, "who": 4.0, "why": 5.0, "how": 6.0}
-_WORD = re.compile(r"[a-z0-9]+")
-STOPWORDS: frozenset[str] = frozenset(
-    """a an the and or but of to in on at by for with from as is are was were be been being do does did
-    has have had having it its this that these those what when where who whom which why how i you he she
-    we they me him her us them my your his our their there here if then than so not no yes can could
-    would should will shall may might must about into over after before up down out off just also very
-    any some all each other such only own same too s t ever""".split()
-)
 
 FEATURE_NAMES: tuple[str, ...] = (
     *(f"rr_{s}" for s in STRATEGIES),
@@ -89,9 +124,13 @@ class RankQuery:
     windows: tuple[TimeWindow, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RankCandidate:
-    """What the ranker knows about one fused candidate (ranks are 1-indexed per strategy)."""
+    """What the ranker knows about one fused candidate (ranks are 1-indexed per strategy).
+
+    Read-only by convention, not ``frozen``: a frozen dataclass sets each field through
+    ``object.__setattr__``, which made building ~200 of them per recall cost 0.4 ms.
+    """
 
     id: str
     text: str
@@ -109,31 +148,10 @@ class RankCandidate:
     ce: float | None = None
 
 
-def words(text: str) -> list[str]:
-    """Lower-case word tokens with a crude plural/inflection trim (so 'works' meets 'work')."""
-    out = []
-    for w in _WORD.findall(text.lower()):
-        if len(w) > 4 and w.endswith("ing"):
-            w = w[:-3]
-        elif len(w) > 3 and w.endswith("es"):
-            w = w[:-2]
-        elif len(w) > 3 and w.endswith("s"):
-            w = w[:-1]
-        elif len(w) > 3 and w.endswith("ed"):
-            w = w[:-2]
-        out.append(w)
-    return out
-
-
-def content_terms(text: str) -> list[str]:
-    """Distinct non-stopword terms of a text, in order."""
-    return list(dict.fromkeys(w for w in words(text) if w not in STOPWORDS))
-
-
 def pool_idf(docs: Sequence[set[str]], terms: Sequence[str]) -> dict[str, float]:
     """``ln(1 + (N - df + 0.5) / (df + 0.5))`` over the candidate pool (no bank statistics needed)."""
     n = len(docs)
-    return {t: math.log(1.0 + (n - df + 0.5) / (df + 0.5)) for t in terms for df in [sum(t in d for d in docs)]}
+    return {t: bm25_idf(n, sum(t in d for d in docs)) for t in terms}
 
 
 def coverage(terms: Sequence[str], doc: set[str], idf: Mapping[str, float]) -> float:
@@ -146,28 +164,18 @@ def coverage(terms: Sequence[str], doc: set[str], idf: Mapping[str, float]) -> f
 
 def wh_code(query: str) -> float:
     """Which question word the query starts with (0: none of them)."""
-    first = _WORD.findall(query.lower())[:2]
+    first = WORD.findall(query.lower())[:2]
     return next((WH_CODES[w] for w in first if w in WH_CODES), 0.0)
 
 
 def entity_hits(query: str, entities: Sequence[str]) -> float:
     """How many of the memory's entities the query names (whole words, case-insensitive)."""
-    padded = f" {' '.join(_WORD.findall(query.lower()))} "
-    hits = 0
-    for name in entities:
-        tokens = _WORD.findall(name.lower())
-        if tokens and f" {' '.join(tokens)} " in padded:
-            hits += 1
-    return float(hits)
+    in_query = padded(query)
+    return float(sum(names_in(in_query, name) for name in entities))
 
 
-def _recip(rank: int | None) -> float:
-    return 1.0 / rank if rank else 0.0
-
-
-def _support(candidates: Sequence[RankCandidate]) -> tuple[list[float], list[float]]:
-    """Per candidate: top-similar neighbours sharing its document, and sharing an entity."""
-    top = sorted(range(len(candidates)), key=lambda i: -candidates[i].cos_fact)[:SUPPORT_TOP]
+def _support(candidates: Sequence[RankCandidate], top: Sequence[int]) -> tuple[list[float], list[float]]:
+    """Per candidate: neighbours among ``top`` (the most query-similar) sharing its document, and an entity."""
     docs = Counter(candidates[i].document for i in top if candidates[i].document)
     ents = Counter(e.lower() for i in top for e in set(candidates[i].entities))
     top_set = set(top)
@@ -175,45 +183,105 @@ def _support(candidates: Sequence[RankCandidate]) -> tuple[list[float], list[flo
     for i, c in enumerate(candidates):
         own = 1.0 if i in top_set else 0.0
         session.append(docs.get(c.document, 0) - own if c.document else 0.0)
-        shared = [ents.get(e.lower(), 0) - own for e in set(c.entities)]
+        shared = [ents.get(e.lower(), 0) - own for e in set(c.entities)] if c.entities else ()
         entity.append(float(max(shared, default=0.0)))
     return session, entity
 
 
-def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> list[list[float]]:
-    """One row of ``FEATURE_NAMES`` values per candidate, in the candidates' order."""
-    if not candidates:
-        return []
-    terms = content_terms(query.text)
-    fact_docs = [set(words(c.text)) for c in candidates]
-    chunk_docs = [set(words(c.chunk_text)) if c.chunk_text else fact_docs[i] for i, c in enumerate(candidates)]
-    idf = pool_idf([f | c for f, c in zip(fact_docs, chunk_docs, strict=True)], terms)
-    lex_fact = [coverage(terms, d, idf) for d in fact_docs]
-    lex_chunk = [coverage(terms, d, idf) for d in chunk_docs]
-    lex_best = [max(a, b) for a, b in zip(lex_fact, lex_chunk, strict=True)]
-    top_lex = max(lex_best)
+class _Clock:
+    """The date features against the query's windows and ``now``, bounds converted to UTC once.
+
+    The arithmetic is ``boosts.temporal_proximity_signal`` / ``recency_signal`` step for step
+    (same operations, same order), so the floats are theirs.
+    """
+
+    def __init__(self, query: RankQuery) -> None:
+        self.now = as_utc(query.now)
+        self.windows = [
+            (w.open_side, w.start, w.end, as_utc(w.centre), w.days / 2.0, as_utc(w.start), as_utc(w.end))
+            for w in query.windows
+        ]
+        self._seen: dict[datetime, tuple[float, float, float]] = {}
+
+    def features(self, occurred: datetime | None) -> tuple[float, float, float]:
+        """(temporal proximity, in a window, recency) of one memory (memoised: facts share dates)."""
+        if occurred is None:
+            return NEUTRAL, 0.0, NEUTRAL
+        got = self._seen.get(occurred)
+        if got is None:
+            got = self._seen[occurred] = self._compute(occurred)
+        return got
+
+    def _compute(self, occurred: datetime) -> tuple[float, float, float]:
+        at = as_utc(occurred)
+        proximity, inside = NEUTRAL if not self.windows else -math.inf, 0.0
+        for open_side, start, end, centre, half_width, start_utc, end_utc in self.windows:
+            if open_side and not start <= at <= end:
+                signal = 0.0
+            else:
+                distance = abs((at - centre).total_seconds() / SECONDS_PER_DAY)
+                signal = 1.0 - min(distance / half_width, 1.0)
+            proximity = max(proximity, signal)
+            if start_utc <= at <= end_utc:
+                inside = 1.0
+        days_ago = (self.now - at).total_seconds() / SECONDS_PER_DAY
+        recency = max(RECENCY_FLOOR, min(1.0, 1.0 - days_ago / RECENCY_WINDOW_DAYS))
+        return proximity, inside, recency
+
+
+def feature_array(query: RankQuery, candidates: Sequence[RankCandidate]) -> np.ndarray:
+    """``feature_matrix`` as one float64 array, shape (candidates, ``FEATURE_NAMES``): what the model reads."""
+    n = len(candidates)
+    if not n:
+        return np.empty((0, len(FEATURE_NAMES)), dtype=np.float64)
     cos_fact = [c.cos_fact for c in candidates]
     top_cos = max(cos_fact)
     cos_chunk = [c.cos_chunk if c.cos_chunk is not None else c.cos_fact for c in candidates]
     top_chunk = max(cos_chunk)
-    cos_order = {i: r for r, i in enumerate(sorted(range(len(candidates)), key=lambda i: -cos_fact[i]), start=1)}
-    session, entity = _support(candidates)
-    q_len, wh = float(len(terms)), wh_code(query.text)
+    order = sorted(range(n), key=lambda i: -cos_fact[i])
+    cos_rr = [0.0] * n
+    for r, i in enumerate(order, start=1):
+        cos_rr[i] = 1.0 / r
+    session, entity = _support(candidates, order[:SUPPORT_TOP])
+
+    pool = LexicalPool(query.text)
+    facts = [pool.scan_counting(c.text) for c in candidates]
+    fact_patterns = [f[0] for f in facts]
+    chunk_patterns = [
+        pool.scan(c.chunk_text) if c.chunk_text else f for c, f in zip(candidates, fact_patterns, strict=True)
+    ]
+    pool.fit(list(zip(fact_patterns, chunk_patterns, strict=True)))
+    lex_fact = [pool.coverage(p) for p in fact_patterns]
+    lex_chunk = [pool.coverage(p) for p in chunk_patterns]
+    lex_best = [max(a, b) for a, b in zip(lex_fact, lex_chunk, strict=True)]
+    top_lex = max(lex_best)
+
+    clock, in_query = _Clock(query), padded(query.text)
+    has_window, q_len, wh = (1.0 if query.windows else 0.0), float(len(pool.terms)), wh_code(query.text)
+    named: dict[str, bool] = {}
+    proofs: dict[int, float] = {}
     rows = []
     for i, c in enumerate(candidates):
-        temporal = max((temporal_proximity_signal(c.occurred, w) for w in query.windows), default=0.5)
-        inside = any(
-            c.occurred is not None and as_utc(w.start) <= as_utc(c.occurred) <= as_utc(w.end) for w in query.windows
-        )
+        ranks, scores = c.ranks, c.scores
+        hits = 0
+        for name in c.entities:
+            hit = named.get(name)
+            if hit is None:
+                hit = named[name] = names_in(in_query, name)
+            hits += hit
+        proof = proofs.get(c.proof_count)
+        if proof is None:
+            proof = proofs[c.proof_count] = proof_signal(c.proof_count)
+        temporal, inside, recency = clock.features(c.occurred)
         rows.append(
             [
-                *(_recip(c.ranks.get(s)) for s in STRATEGIES),
-                *(float(c.scores.get(s, 0.0)) for s in STRATEGIES),
+                *[1.0 / r if r else 0.0 for r in map(ranks.get, STRATEGIES)],
+                *[float(scores.get(s, 0.0)) for s in STRATEGIES],
                 c.rrf,
-                float(len(c.ranks)),
+                float(len(ranks)),
                 cos_fact[i],
                 cos_fact[i] - top_cos,
-                1.0 / cos_order[i],
+                cos_rr[i],
                 cos_chunk[i],
                 cos_chunk[i] - top_chunk,
                 max(cos_fact[i], cos_chunk[i]),
@@ -221,15 +289,15 @@ def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> lis
                 lex_chunk[i],
                 lex_best[i],
                 lex_best[i] - top_lex,
-                entity_hits(query.text, c.entities),
-                1.0 if query.windows else 0.0,
+                float(hits),
+                has_window,
                 temporal,
-                1.0 if inside else 0.0,
-                recency_signal(c.occurred, query.now),
+                inside,
+                recency,
                 1.0 if c.occurred is None else 0.0,
-                proof_signal(c.proof_count),
+                proof,
                 FACT_TYPE_CODES.get(c.fact_type, 3.0),
-                float(len(words(c.text))),
+                float(facts[i][1]),
                 q_len,
                 wh,
                 session[i],
@@ -237,4 +305,12 @@ def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> lis
                 float(c.ce) if c.ce is not None else math.nan,
             ]
         )
+    return np.array(rows, dtype=np.float64)
+
+
+def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> list[list[float]]:
+    """One row of ``FEATURE_NAMES`` values per candidate, in the candidates' order."""
+    if not candidates:
+        return []
+    rows: list[list[float]] = feature_array(query, candidates).tolist()
     return rows

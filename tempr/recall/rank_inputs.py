@@ -25,27 +25,25 @@ def gather(
     ce: Mapping[str, float] | None = None,
 ) -> tuple[RankQuery, list[RankCandidate], dict[str, dict[str, Any]]]:
     """The ranker's inputs for the candidates still in the bank, and their unit rows."""
-    ids = [c.id for c in candidates]
-    with ctx.engine.connect() as conn:
-        units = recall_repo.fetch_units(conn, ids, with_entities=True)
-        cosines = recall_repo.unit_similarities(conn, ids, plan.embedding)
-        chunks = recall_repo.fetch_chunks(conn, plan.bank_id, [u["chunk_id"] for u in units.values() if u["chunk_id"]])
+    with ctx.engine.connect() as conn:  # one round trip: fields, entities, cosine and chunk text together
+        units = recall_repo.fetch_units(
+            conn, [c.id for c in candidates], with_entities=True, embedding=plan.embedding, with_chunks=True
+        )
     query = RankQuery(text=plan.request.query, now=plan.now, windows=tuple(plan.windows))
     out = []
     for c in candidates:
         unit = units.get(c.id)
         if unit is None:  # deleted between retrieval and now
             continue
-        chunk = chunks.get(unit["chunk_id"]) if unit["chunk_id"] else None
         out.append(
             RankCandidate(
                 id=c.id,
                 text=unit["text"],
-                cos_fact=cosines.get(c.id, 0.0),
+                cos_fact=unit["cosine"],
                 ranks=c.ranks,
                 scores=c.scores,
                 rrf=c.rrf_score,
-                chunk_text=chunk["text"] if chunk else None,
+                chunk_text=unit["chunk_text"],
                 entities=tuple(unit.get("entities") or ()),
                 occurred=unit.get("event_date"),
                 proof_count=int(unit.get("proof_count") or 1),

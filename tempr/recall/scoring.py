@@ -24,7 +24,7 @@ from tempr.core import (
     rrf_fallback_scores,
     rrf_fuse,
 )
-from tempr.core.rank_features import feature_matrix
+from tempr.core.rank_features import feature_array
 from tempr.core.rerank_scores import sigmoid
 from tempr.core.timeutil import ms_since
 from tempr.core.types import FusedCandidate, StrategyResult
@@ -114,7 +114,7 @@ def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: R
     assert ranker is not None
     ce = cross_encoder_raw(plan, candidates, ctx) if ctx.reranker is not None and ranker.uses_cross_encoder else None
     query, cands, units = gather(plan, candidates, ctx, ce)
-    rows = feature_matrix(query, cands)
+    rows = feature_array(query, cands)
     raw = ranker.score_rows(rows)
     ids = [c.id for c in cands]
     name = ranker.name if ce is None else f"{ranker.name}+{ctx.reranker.name}"  # type: ignore[union-attr]
@@ -122,10 +122,15 @@ def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: R
         scores={i: sigmoid(r) for i, r in zip(ids, raw, strict=True)},
         reranker=name,
         raw=dict(zip(ids, raw, strict=True)),
-        features={i: [None if math.isnan(v) else round(v, 6) for v in row] for i, row in zip(ids, rows, strict=True)},
+        features=_trace_rows(ids, rows.tolist()) if plan.request.trace else {},
         learned=True,
         units=units,
     )
+
+
+def _trace_rows(ids: Sequence[str], rows: list[list[float]]) -> dict[str, list[float | None]]:
+    """Each candidate's feature row for the trace (only built when asked: 300 x 34 roundings)."""
+    return {i: [None if math.isnan(v) else round(v, 6) for v in row] for i, row in zip(ids, rows, strict=True)}
 
 
 def uses_learned(ctx: RecallContext) -> bool:

@@ -37,7 +37,6 @@ __all__ = [
     "semantic_search",
     "tag_clause",
     "temporal_candidates",
-    "unit_similarities",
 ]
 
 # find_event_date reads a few ANN rows and re-sorts them exactly, as relaxed_order may misplace the first.
@@ -233,59 +232,79 @@ _UNIT_COLUMNS = (
 )
 
 
-def fetch_units(conn: Connection, ids: Sequence[str], *, with_entities: bool = True) -> dict[str, dict[str, Any]]:
+# Each wanted unit's entity names, in the order callers rely on (case-insensitive, then exact),
+# aggregated in one pass over the links (a correlated subquery per unit costs a scan each).
+_ENTITY_NAMES = """
+    WITH names AS (
+        SELECT ue.unit_id, array_agg(e.canonical_name ORDER BY lower(e.canonical_name), e.canonical_name) AS names
+        FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
+        WHERE ue.unit_id = ANY(CAST(:ids AS uuid[]))
+        GROUP BY ue.unit_id
+    )"""
+# The source chunk's text on the first row of each chunk only: a chunk is shared by many facts
+# and may be long, so it crosses the wire once; fetch_units hands the one string to them all.
+_FIRST_CHUNK_TEXT = "CASE WHEN row_number() OVER (PARTITION BY m.chunk_id) = 1 THEN c.text END"
+
+
+def fetch_units(
+    conn: Connection,
+    ids: Sequence[str],
+    *,
+    with_entities: bool = True,
+    embedding: Sequence[float] | None = None,
+    with_chunks: bool = False,
+) -> dict[str, dict[str, Any]]:
     """id -> the memory's fields (``type`` is fact_type; dates are aware datetimes or None).
 
     Unknown ids are simply absent from the result. With ``with_entities`` each unit also has
-    "entities": its entities' canonical names, sorted case-insensitively.
+    "entities": its entities' canonical names, sorted case-insensitively. With ``embedding``,
+    "cosine": its exact cosine similarity to that vector (the learned ranker's feature; the
+    semantic strategy only scores the memories it returned). With ``with_chunks``,
+    "chunk_text": the text of its source chunk in its bank, None without one. One statement
+    (one round trip) whatever the options.
     """
     wanted = valid_uuids(ids)
     if not wanted:
         return {}
-    rows = conn.execute(
-        text("""
-        SELECT id::text, fact_id, text, fact_type, context, occurred_start, occurred_end, mentioned_at,
-               event_date, document_id, chunk_id, tags, metadata, proof_count
-        FROM memory_units WHERE id = ANY(CAST(:ids AS uuid[]))"""),
-        {"ids": wanted},
-    )
-    units = {r[0]: dict(zip(_UNIT_COLUMNS, r, strict=True)) for r in rows}
-    for unit in units.values():
+    extra: list[str] = []
+    params: dict[str, Any] = {"ids": wanted}
+    head = join = ""
+    if with_entities:
+        head, join = _ENTITY_NAMES, " LEFT JOIN names n ON n.unit_id = m.id"
+        extra.append("n.names")
+    if embedding is not None:
+        extra.append("1 - (m.embedding <=> CAST(:q AS vector))")
+        params["q"] = _vector(embedding)
+    if with_chunks:
+        extra.append(_FIRST_CHUNK_TEXT)
+        join += " LEFT JOIN chunks c ON c.bank_id = m.bank_id AND c.id = m.chunk_id"
+    sql = f"""{head}
+        SELECT m.id::text, m.fact_id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
+               m.mentioned_at, m.event_date, m.document_id, m.chunk_id, m.tags, m.metadata, m.proof_count
+               {"".join(f", {e}" for e in extra)}
+        FROM memory_units m{join} WHERE m.id = ANY(CAST(:ids AS uuid[]))"""
+    rows = conn.execute(_with_vector(sql) if embedding is not None else text(sql), params).all()
+    width = len(_UNIT_COLUMNS)
+    units: dict[str, dict[str, Any]] = {}
+    chunk_texts: dict[str, str] = {}
+    for r in rows:
+        unit = dict(zip(_UNIT_COLUMNS, r[:width], strict=True))
         unit["tags"] = list(unit["tags"] or [])
         unit["metadata"] = dict(unit["metadata"] or {})
+        more = iter(r[width:])
         if with_entities:
-            unit["entities"] = []
-    if with_entities and units:
-        for unit_id, name in _unit_entity_names(conn, list(units)):
-            units[unit_id]["entities"].append(name)
+            unit["entities"] = list(next(more) or [])
+        if embedding is not None:
+            unit["cosine"] = float(next(more))
+        if with_chunks:
+            chunk_text = next(more)
+            if chunk_text is not None:
+                chunk_texts[unit["chunk_id"]] = chunk_text
+        units[unit["id"]] = unit
+    if with_chunks:
+        for unit in units.values():
+            unit["chunk_text"] = chunk_texts.get(unit["chunk_id"]) if unit["chunk_id"] else None
     return units
-
-
-def _unit_entity_names(conn: Connection, unit_ids: list[str]) -> list[tuple[str, str]]:
-    rows = conn.execute(
-        text("""
-        SELECT ue.unit_id::text, e.canonical_name FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-        WHERE ue.unit_id = ANY(CAST(:ids AS uuid[])) ORDER BY lower(e.canonical_name), e.canonical_name"""),
-        {"ids": unit_ids},
-    )
-    return [(r[0], r[1]) for r in rows]
-
-
-def unit_similarities(conn: Connection, ids: Sequence[str], embedding: Sequence[float]) -> dict[str, float]:
-    """id -> cosine similarity of the memory to the query embedding (the learned ranker's feature).
-
-    Exact, by primary key: the semantic strategy only scores the memories it returned.
-    """
-    wanted = valid_uuids(ids)
-    if not wanted:
-        return {}
-    rows = conn.execute(
-        _with_vector("""
-        SELECT id::text, 1 - (embedding <=> CAST(:q AS vector)) FROM memory_units
-        WHERE id = ANY(CAST(:ids AS uuid[]))"""),
-        {"ids": wanted, "q": _vector(embedding)},
-    )
-    return {r[0]: float(r[1]) for r in rows}
 
 
 def fetch_chunks(conn: Connection, bank_id: str, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:

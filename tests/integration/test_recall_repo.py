@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import bindparam, text
+from sqlalchemy import bindparam, event, text
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.types import Text
 
@@ -584,3 +584,32 @@ def test_fetch_units_chunks_entities_and_version(resources, sample) -> None:
     assert chunks["chat-2022-06-03"]["text"].startswith("Alice: I finally defended")
     assert set(_names(ids, carol)) == {"a05", "a06", "a46"}
     assert isinstance(version, int)
+
+
+def test_fetch_units_reads_cosine_and_chunk_text_in_the_same_statement(resources, sample) -> None:
+    """What the learned ranker needs in one round trip; the plain fields as without the options."""
+    bank, ids = sample
+    vec = _embed(resources, "Alice finished her doctorate")
+    wanted = [ids[k] for k in ("a01", "a02", "a03", "a18", "a07")]
+    statements: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args) -> None:
+        statements.append(statement)
+
+    with resources.engine.connect() as conn:
+        event.listen(resources.engine, "before_cursor_execute", count)
+        try:
+            full = repo.fetch_units(conn, [*wanted, "junk"], embedding=vec, with_chunks=True)
+        finally:
+            event.remove(resources.engine, "before_cursor_execute", count)
+        plain = repo.fetch_units(conn, wanted)
+        chunks = repo.fetch_chunks(conn, bank, ["chat-2022-06-03", "chat-2023-05-02"])
+        exact = {h.id: h.score for h in repo.semantic_search(conn, vec, Filters(bank), 100)}
+    assert len(statements) == 1 and set(full) == set(wanted)
+    for i in wanted:
+        assert {k: v for k, v in full[i].items() if k not in ("cosine", "chunk_text")} == plain[i]
+        assert full[i]["cosine"] == pytest.approx(exact[i], abs=1e-6)
+    shared = chunks["chat-2022-06-03"]["text"]
+    assert full[ids["a01"]]["chunk_text"] == full[ids["a02"]]["chunk_text"] == full[ids["a03"]]["chunk_text"] == shared
+    assert full[ids["a18"]]["chunk_text"] == chunks["chat-2023-05-02"]["text"]
+    assert full[ids["a07"]]["chunk_text"] is None

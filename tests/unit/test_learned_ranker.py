@@ -74,3 +74,14 @@ def test_profiles_pick_the_ranker() -> None:
     assert make_ranker("seed") is None
     ranker = make_ranker("default")
     assert isinstance(ranker, LearnedRanker) and ranker.path == DEFAULT_MODEL
+
+
+def test_an_array_scores_like_the_same_rows_as_lists(tiny_model: Path) -> None:
+    import numpy as np
+
+    rows = [row(lex_fact=x / 10, cos_fact=1 - x / 10) for x in range(10)]
+    for ranker in (LearnedRanker(tiny_model), LearnedRanker()):
+        from_lists = ranker.score_rows(rows)
+        assert ranker.score_rows(np.asarray(rows)) == from_lists
+        assert all(type(s) is float for s in from_lists)
+        assert ranker.score_rows(np.empty((0, len(FEATURE_NAMES)))) == []

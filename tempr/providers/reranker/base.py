@@ -9,7 +9,10 @@ every provider is scored the same way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Reranker(Protocol):
@@ -27,4 +30,6 @@ class CandidateRanker(Protocol):
     @property
     def uses_cross_encoder(self) -> bool: ...
 
-    def score_rows(self, rows: Sequence[Sequence[float]]) -> list[float]: ...
+    def score_rows(self, rows: Sequence[Sequence[float]] | np.ndarray) -> list[float]:
+        """One score per row; rows as lists or as ``feature_array``'s float64 array."""
+        ...

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tempr.core.rank_features import FEATURE_NAMES
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "data" / "ranker.txt"
@@ -29,6 +31,7 @@ class LearnedRanker:
         self.name = f"learned:{self.path.stem}"
         self._booster: Any = None
         self._columns: list[int] = []
+        self._all_columns = list(range(len(FEATURE_NAMES)))
         self._lock = threading.Lock()
 
     def _load(self) -> Any:
@@ -56,12 +59,17 @@ class LearnedRanker:
     def uses_cross_encoder(self) -> bool:
         return "ce" in self.features
 
-    def score_rows(self, rows: Sequence[Sequence[float]]) -> list[float]:
-        """Raw ranking scores (higher is better), one per ``FEATURE_NAMES`` row."""
-        if not rows:
-            return []
-        import numpy as np
+    def score_rows(self, rows: Sequence[Sequence[float]] | np.ndarray) -> list[float]:
+        """Raw ranking scores (higher is better), one per ``FEATURE_NAMES`` row.
 
+        ``rows`` is a list of rows or, cheaper, ``feature_array``'s float64 array (used
+        as is: no copy but the model's column selection).
+        """
+        if len(rows) == 0:
+            return []
         booster = self._load()
-        matrix = np.asarray(rows, dtype=np.float64)[:, self._columns]
-        return [float(x) for x in booster.predict(matrix, num_threads=1)]
+        matrix = np.asarray(rows, dtype=np.float64)
+        if self._columns != self._all_columns:
+            matrix = matrix[:, self._columns]
+        scores: list[float] = booster.predict(matrix, num_threads=1).tolist()
+        return scores
