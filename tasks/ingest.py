@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from celery.signals import worker_init, worker_process_init, worker_ready
 from sqlalchemy.exc import OperationalError
 
 from config.errors import AuthError, ValidationError
@@ -22,6 +23,54 @@ log = logging.getLogger(__name__)
 def _deps() -> IngestDeps:
     res = get_resources()
     return IngestDeps(res.engine, res.embedder, res.extractor, res.settings)
+
+
+def _consumes_ingest() -> bool:
+    consume = app.amqp.queues.consume_from
+    return not consume or "ingest" in consume
+
+
+def _load_models() -> None:
+    res = get_resources()
+    res.embedder  # noqa: B018 - the properties load the models
+    res.extractor  # noqa: B018
+
+
+def _warm_models() -> None:
+    """One tiny inference each, so the first chunk of the first import pays no lazy start-up."""
+    res = get_resources()
+    try:
+        res.embedder.embed(["warm up"])
+        res.extractor.extract(["Alice met Bob in Paris."])
+    except Exception:  # a broken model fails the first chunk with its reason, not the worker's start
+        log.warning("could not warm the ingest models", exc_info=True)
+
+
+@worker_init.connect
+def _load_before_fork(sender: Any = None, **_: object) -> None:
+    """Prefork workers that consume ``ingest`` load the embedder and spaCy once, in the parent,
+    before the pool forks: the children share them, and the first chunk staged after
+    ``tempr services up`` does not wait 2-3 s for spaCy (measured on 2 cores). No inference in the
+    parent (see workers/app.py: a thread pool started before fork is not fork-safe)."""
+    if "prefork" in str(getattr(sender, "pool_cls", "")).lower() and _consumes_ingest():
+        try:
+            _load_models()
+        except Exception:
+            log.warning("could not load the ingest models before fork", exc_info=True)
+
+
+@worker_process_init.connect
+def _warm_after_fork(**_: object) -> None:
+    if _consumes_ingest():
+        _warm_models()
+
+
+@worker_ready.connect
+def _warm_in_process(sender: Any = None, **_: object) -> None:
+    """Threads and solo pools run tasks in the main process: warm the models there."""
+    pool_cls = getattr(getattr(sender, "controller", None), "pool_cls", None)
+    if "prefork" not in getattr(pool_cls, "__module__", "prefork") and _consumes_ingest():
+        _warm_models()
 
 
 @app.task(name="tempr.ingest.facts", autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
@@ -70,7 +119,7 @@ def stage_chunk(self: Any, import_id: str, bank_id: str, chunk: int, items: list
     """
     deps = _deps()
     try:
-        return {"staged": fleet.stage_and_maybe_publish(import_id, bank_id, chunk, items, deps, app)}
+        return fleet.stage_and_maybe_publish(import_id, bank_id, chunk, items, deps, app)
     except ValidationError as exc:  # the import was closed (failed or abandoned): nothing to do
         return exc.to_dict()
     except OperationalError:
@@ -85,8 +134,9 @@ def stage_chunk(self: Any, import_id: str, bank_id: str, chunk: int, items: list
 
 @app.task(name="tempr.ingest.publish", bind=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def publish(self: Any, import_id: str) -> dict[str, Any]:
-    """Make a fully staged import visible in one transaction (idempotent)."""
-    deps = _deps()
+    """Make a fully staged import visible in one transaction (idempotent); loads no model."""
+    res = get_resources()
+    deps = imports.PublishDeps(res.engine, res.settings)
     try:
         return imports.publish(import_id, deps, block=deps.settings.ingest_chunk_facts)
     except ValidationError as exc:

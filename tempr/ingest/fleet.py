@@ -13,22 +13,41 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
-
-from celery import Celery
-from sqlalchemy import Engine
+from typing import TYPE_CHECKING, Any
 
 from tempr.ingest import imports
-from tempr.ingest.pipeline import IngestDeps
 from tempr.store import import_repo
 
+if TYPE_CHECKING:  # the CLI's fleet path imports this module: no Celery app, models or numpy needed
+    from celery import Celery
+    from sqlalchemy import Engine
+
+    from tempr.ingest.pipeline import IngestDeps
+
+MIN_SPREAD_CHUNK = 64
+"""The smallest chunk ``spread_over`` makes: below it, each task's fixed costs (a message, a staging
+transaction, a status update: a few ms) start to count beside embedding the chunk."""
 STAGE_TASK = "tempr.ingest.stage_chunk"
 PUBLISH_TASK = "tempr.ingest.publish"
 
 
-def submit_file(path: Path, bank_id: str, engine: Engine, app: Celery, *, chunk_facts: int) -> str:
-    """Validate, register and enqueue every chunk; returns the import (job) id."""
+def chunk_size(total: int, chunk_facts: int, spread_over: int | None) -> int:
+    """``chunk_facts``, or with ``spread_over`` (worker processes) a smaller chunk so a small file is
+    split over them (never under ``MIN_SPREAD_CHUNK``) rather than staged by one while the rest idle."""
+    if not spread_over or spread_over <= 1:
+        return chunk_facts
+    return max(1, min(chunk_facts, max(MIN_SPREAD_CHUNK, -(-total // spread_over))))
+
+
+def submit_file(
+    path: Path, bank_id: str, engine: Engine, app: Celery, *, chunk_facts: int, spread_over: int | None = None
+) -> str:
+    """Validate, register and enqueue every chunk; returns the import (job) id.
+
+    ``spread_over``: split the file over this many worker processes (see ``chunk_size``).
+    """
     plan = imports.validate_file(path, bank_id, engine)
+    chunk_facts = chunk_size(plan.total, chunk_facts, spread_over)
     import_id = imports.new_import(plan, chunk_facts, engine)
     try:
         for number, items in enumerate(imports.iter_chunks(plan, chunk_facts)):
@@ -53,14 +72,22 @@ def submit_facts(objs: list[Any], bank_id: str, engine: Engine, app: Celery, *, 
 
 def stage_and_maybe_publish(
     import_id: str, bank_id: str, chunk: int, items: list[Any], deps: IngestDeps, app: Celery
-) -> int:
-    """Stage one chunk; the worker that completes the set sends the publish message."""
-    staged = imports.stage_chunk(import_id, bank_id, chunk, [(int(line), obj) for line, obj in items], deps)
+) -> dict[str, Any]:
+    """Stage one chunk; the worker that completes the set sends the publish message.
+
+    Returns ``{"staged": facts, "stages": {stage: seconds}}`` (embed, entities, stage_write): the
+    task's result, where a chunk's time went.
+    """
+    from tempr.ingest.pipeline import IngestReport
+
+    report = IngestReport(bank_id, received=len(items))
+    rows = [(int(line), obj) for line, obj in items]
+    staged = imports.stage_chunk(import_id, bank_id, chunk, rows, deps, report)
     with deps.engine.connect() as conn:
         job = import_repo.get_import(conn, import_id)
     if job and job["status"] == "staging" and job["chunks_done"] >= job["chunks_total"]:
         app.send_task(PUBLISH_TASK, args=(import_id,))
-    return staged
+    return {"staged": staged, "stages": {k: round(v, 3) for k, v in report.stages.items()}}
 
 
 def import_status(import_id: str, engine: Engine) -> dict[str, Any] | None:
@@ -94,8 +121,16 @@ def import_status(import_id: str, engine: Engine) -> dict[str, Any] | None:
     }
 
 
-def wait(import_id: str, engine: Engine, *, poll_s: float = 0.2, on_progress: Any = None) -> dict[str, Any]:
-    """Poll until the import is published or failed; ``on_progress(status)`` after each poll."""
+def wait(
+    import_id: str, engine: Engine, *, poll_s: float = 0.25, first_poll_s: float = 0.02, on_progress: Any = None
+) -> dict[str, Any]:
+    """Poll until the import is published or failed; ``on_progress(status)`` after each poll.
+
+    The interval starts at ``first_poll_s`` and grows by half each poll up to ``poll_s``: a small
+    import is seen published within a few tens of milliseconds (one poll is a primary-key read,
+    about 1 ms), a long one costs a few reads a second.
+    """
+    delay = min(first_poll_s, poll_s)
     while True:
         status = import_status(import_id, engine)
         if status is None:
@@ -104,4 +139,5 @@ def wait(import_id: str, engine: Engine, *, poll_s: float = 0.2, on_progress: An
             on_progress(status)
         if status["status"] in ("succeeded", "failed"):
             return status
-        time.sleep(poll_s)
+        time.sleep(delay)
+        delay = min(poll_s, delay * 1.5)

@@ -19,16 +19,35 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy import Engine
+from typing import TYPE_CHECKING, Any, Protocol
 
 from config.errors import IngestValidationError, ValidationError
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, validate_fact
-from tempr.ingest.pipeline import IngestDeps, IngestReport, prepare_rows
-from tempr.ingest.write import write_batch
 from tempr.store import import_repo, ingest_repo
+
+if TYPE_CHECKING:  # the staging and publish halves import these when they run: validating needs none
+    from sqlalchemy import Engine
+
+    from config.settings import Settings
+    from tempr.ingest.pipeline import IngestDeps, IngestReport
+
+
+class StoreDeps(Protocol):
+    """What a publish needs: the database and the settings, never a model (``IngestDeps`` fits)."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+
+@dataclass
+class PublishDeps:
+    engine: Engine
+    settings: Settings
+
 
 ABANDONED_AFTER_S = 3600.0
 """An open import with no staged chunk for this long is failed and its staged rows dropped."""
@@ -143,18 +162,25 @@ def new_import(plan: FilePlan, chunk_facts: int, engine: Engine) -> str:
 
 
 def stage_chunk(
-    import_id: str, bank_id: str, chunk: int, items: list[tuple[int, dict[str, Any]]], deps: IngestDeps
+    import_id: str,
+    bank_id: str,
+    chunk: int,
+    items: list[tuple[int, dict[str, Any]]],
+    deps: IngestDeps,
+    report: IngestReport | None = None,
 ) -> int:
     """Embed, find entities and stage one chunk (already validated); returns the facts staged.
 
     Facts the bank already holds are not embedded again. Safe to run twice (a retry
     replaces the chunk's rows). Raises ``ValidationError`` if the import is closed.
     """
+    from tempr.ingest.pipeline import IngestReport, prepare_rows
+
     facts = [(line, validate_fact(obj, line)) for line, obj in items]
     with deps.engine.connect() as conn:
         existing = ingest_repo.existing_fact_ids(conn, bank_id, [f.key for _, f in facts])
     new = [(line, f) for line, f in facts if f.key not in existing]
-    report = IngestReport(bank_id, received=len(facts))
+    report = report or IngestReport(bank_id, received=len(facts))
     rows, names = prepare_rows(bank_id, new, deps, report, None) if new else ([], {})
     for row, (line, fact) in zip(rows, new, strict=True):
         row.update(
@@ -163,17 +189,21 @@ def stage_chunk(
             entity_names=names[str(row["id"])],
             caused_by=list(fact.caused_by or []),
         )
-    with deps.engine.begin() as conn:
+    with report.timed("stage_write"), deps.engine.begin() as conn:
         if not import_repo.stage_chunk(conn, import_id, chunk, rows, facts=len(facts)):
             raise ValidationError(f"import {import_id} is no longer open", field="import_id")
     return len(facts)
 
 
-def publish(import_id: str, deps: IngestDeps, *, block: int = 2000) -> dict[str, Any]:
+def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, Any]:
     """Move every staged row into the bank and mark the import published: one transaction.
 
-    Idempotent: publishing a published import returns its report.
+    Idempotent: publishing a published import returns its report. Needs no model: a worker
+    process that has staged nothing yet publishes without loading the embedder or spaCy.
     """
+    from tempr.ingest.pipeline import IngestReport
+    from tempr.ingest.write import write_batch
+
     started = time.perf_counter()
     with deps.engine.begin() as conn:
         job = import_repo.get_import(conn, import_id, lock=True)
