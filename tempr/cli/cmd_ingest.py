@@ -1,24 +1,37 @@
-"""`tempr ingest --bank B FILE.jsonl [--via-workers]`: validate the whole file, then make it visible at once.
+"""`tempr ingest --bank B FILE.jsonl`: validate the whole file, then make it visible at once.
 
-A file of at most ``TEMPR_INGEST_CHUNK_FACTS`` facts is written in one transaction by this
-process. A longer one is streamed: validated in one pass, staged chunk by chunk, published in
-one transaction (bounded memory). ``--via-workers`` hands the chunks to the ingest workers:
-this process validates and enqueues, then reports progress; it loads no model.
+By default the file goes to the worker fleet (`tempr services up`) when a worker consuming the
+``ingest`` queue answers a quick probe (``tempr.ingest.probe``: milliseconds on a warm fleet):
+this process validates the file, splits it into chunks that the ingest workers embed and stage in
+parallel, and waits for the publish; it loads no model, so a small file takes about as long as
+the workers need to embed it. When no ingest worker answers, the file is ingested in this process
+(loading the models takes seconds) and one stderr line says so. ``--via-workers`` insists on the
+fleet (an error naming `tempr services up` without one); ``--in-process`` skips it. Either way a
+bad line anywhere stops the file before anything is visible, and the file is published in one
+transaction: all of it or none of it.
+
+In this process, a file of at most ``TEMPR_INGEST_CHUNK_FACTS`` facts is written in one
+transaction; a longer one is streamed: validated in one pass, staged chunk by chunk, published in
+one transaction (bounded memory).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
+from config.errors import IngestValidationError, ServiceUnavailable, TemprError, ValidationError
 
-from config.errors import IngestValidationError, TemprError, ValidationError
-from tempr.ingest.facts import parse_jsonl
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+FLEET, AUTO, IN_PROCESS = "fleet", "auto", "in-process"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -26,18 +39,94 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "ingest",
         help="ingest pre-extracted facts from a JSON-Lines file",
         description="Validate every line first (a bad line stops the file, naming the line and field), then "
-        "embed, extract entities, link and write all facts in one transaction. Idempotent by fact id.",
+        "embed, extract entities, link and write all facts in one transaction. Idempotent by fact id. "
+        "Runs on the worker fleet when an ingest worker answers (`tempr services up`), else in this process.",
     )
     p.add_argument("--bank", required=True, help="bank id (created on first use)")
     p.add_argument("file", type=Path, help="JSONL file, one fact per line ('-' for stdin)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
         "--via-workers",
         action="store_true",
-        help="split the file into chunks processed in parallel by the ingest workers (still all-or-nothing)",
+        help="only through the ingest workers (the default tries them first): an error if none answers",
     )
-    p.add_argument("--chunk-facts", type=int, default=None, help="facts per chunk (default TEMPR_INGEST_CHUNK_FACTS)")
+    where.add_argument(
+        "--in-process",
+        action="store_true",
+        help="ingest in this process, not on the workers (loads the embedding and entity models: seconds)",
+    )
+    p.add_argument(
+        "--chunk-facts",
+        type=int,
+        default=None,
+        help="facts per chunk (default: on the fleet, the file spread over this machine's cores, at most "
+        "TEMPR_INGEST_CHUNK_FACTS; in this process, TEMPR_INGEST_CHUNK_FACTS)",
+    )
     p.set_defaults(func=run)
+
+
+def where_to_run(args: argparse.Namespace) -> str:
+    """``fleet`` (--via-workers), ``in-process`` (--in-process) or ``auto`` (the fleet if an ingest worker answers)."""
+    if getattr(args, "via_workers", False):
+        return FLEET
+    if getattr(args, "in_process", False):
+        return IN_PROCESS
+    return AUTO
+
+
+def run(args: argparse.Namespace) -> int:
+    from config.settings import get_settings
+
+    settings = get_settings()
+    if args.chunk_facts is not None and args.chunk_facts < 1:
+        raise ValidationError("--chunk-facts must be at least 1", field="chunk_facts")
+    mode = where_to_run(args)
+    report: dict[str, Any] | None = None
+    if mode != IN_PROCESS:
+        probe_started = time.perf_counter()
+        app, why_not = _fleet(settings)
+        if why_not is None:
+            report = _via_workers(args, app, settings, probe_s=time.perf_counter() - probe_started)
+        elif mode == FLEET:
+            raise ServiceUnavailable(f"--via-workers: {why_not}; start the workers with `tempr services up`")
+        else:
+            print(
+                f"tempr ingest: {why_not}, so this file is ingested in this process (slower: it loads the "
+                "models); start the workers with `tempr services up`",
+                file=sys.stderr,
+            )
+    if report is None:
+        report = _in_process(args, args.chunk_facts or settings.ingest_chunk_facts)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(
+            f"bank {report['bank_id']}: {report['received']} facts read, {report['inserted']} inserted, "
+            f"{report['skipped']} already present; {report['entity_links']} entity links, "
+            f"links {report['links']}; {report['elapsed_s']:.1f}s ({report['facts_per_s']:.0f} facts/s)"
+        )
+    return 0
+
+
+def _fleet(settings: Any) -> tuple[Any, str | None]:
+    """An enqueue-only Celery app on this machine's broker, and why the fleet cannot take the file (None: it can)."""
+    from config.celery import celery_config, make_celery
+    from tempr.endpoints import resolve_endpoints
+    from tempr.ingest.probe import no_ingest_worker_reason
+
+    endpoints = resolve_endpoints(settings)
+    app = make_celery(lambda: celery_config(settings, endpoints.broker_url, endpoints.result_backend))
+    return app, no_ingest_worker_reason(app, endpoints.broker_url)
+
+
+def _in_process(args: argparse.Namespace, chunk: int) -> dict[str, Any]:
+    from workers.resources import get_resources
+
+    res = get_resources()
+    if str(args.file) != "-" and _longer_than(args.file, chunk):
+        return _streamed(args, res, chunk)
+    return _one_transaction(args, res)
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -50,30 +139,6 @@ def _read_lines(path: Path) -> list[str]:
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise IngestValidationError("not valid UTF-8", line=line) from None
-
-
-def run(args: argparse.Namespace) -> int:
-    from workers.resources import get_resources
-
-    res = get_resources()
-    chunk = args.chunk_facts or res.settings.ingest_chunk_facts
-    if args.via_workers:
-        if str(args.file) == "-":
-            raise ValidationError("--via-workers needs a file, not stdin", field="file")
-        report = _via_workers(args, res, chunk)
-    elif str(args.file) != "-" and _longer_than(args.file, chunk):
-        report = _streamed(args, res, chunk)
-    else:
-        report = _one_transaction(args, res)
-    if args.json:
-        print(json.dumps(report))
-    else:
-        print(
-            f"bank {report['bank_id']}: {report['received']} facts read, {report['inserted']} inserted, "
-            f"{report['skipped']} already present; {report['entity_links']} entity links, "
-            f"links {report['links']}; {report['elapsed_s']:.1f}s ({report['facts_per_s']:.0f} facts/s)"
-        )
-    return 0
 
 
 def _longer_than(path: Path, chunk: int) -> bool:
@@ -91,6 +156,7 @@ def _deps(res: Any) -> Any:
 
 
 def _one_transaction(args: argparse.Namespace, res: Any) -> dict[str, Any]:
+    from tempr.ingest.facts import parse_jsonl
     from tempr.ingest.pipeline import ingest_facts
 
     facts = list(parse_jsonl(_read_lines(args.file)))
@@ -121,13 +187,25 @@ def _streamed(args: argparse.Namespace, res: Any, chunk: int) -> dict[str, Any]:
         return ingest_file(args.file, args.bank, _deps(res), chunk_facts=chunk, progress=progress)
 
 
-def _via_workers(args: argparse.Namespace, res: Any, chunk: int) -> dict[str, Any]:
+def _via_workers(args: argparse.Namespace, app: Any, settings: Any, *, probe_s: float) -> dict[str, Any]:
+    """Validate and enqueue (nothing is queued for a bad file), then follow the import until published.
+
+    The report's ``timeline`` says where the command's time went (seconds): ``probe`` (is an ingest
+    worker there), ``submit`` (validate, register, enqueue), ``staging`` (until the publish began,
+    as seen by polling) and ``publish`` (the publishing transaction, timed by the worker)."""
     from tempr.ingest import fleet
     from tempr.ingest.imports import with_elapsed
-    from workers.app import app
+    from workers.resources import get_resources
 
     started = time.perf_counter()
-    import_id = fleet.submit_file(args.file, args.bank, res.engine, app, chunk_facts=chunk)
+    engine = get_resources().engine
+    if args.chunk_facts:  # as asked
+        chunk, spread = args.chunk_facts, None
+    else:  # a small file in as many chunks as this machine has cores, so every worker process helps
+        chunk, spread = settings.ingest_chunk_facts, os.cpu_count() or 1
+    with _file_for_workers(args.file) as path:
+        import_id = fleet.submit_file(path, args.bank, engine, app, chunk_facts=chunk, spread_over=spread)
+    submitted = time.perf_counter()
     with _bar(args, None, "fact") as bar:
 
         def progress(status: dict[str, Any]) -> None:
@@ -136,11 +214,45 @@ def _via_workers(args: argparse.Namespace, res: Any, chunk: int) -> dict[str, An
             bar.set_postfix_str(f"{status['stage']}, eta {p['eta_s'] if p['eta_s'] is not None else '?'} s")
             bar.update(p["facts_done"] - bar.n)
 
-        status = fleet.wait(import_id, res.engine, on_progress=progress)
+        status = fleet.wait(import_id, engine, on_progress=progress)
     if status["status"] != "succeeded":
         raise TemprError(f"import {import_id} failed: {(status['error'] or {}).get('message')}")
-    return with_elapsed(status["result"], time.perf_counter() - started)
+    done = time.perf_counter()
+    publish_s = float(status["result"].get("elapsed_s") or 0.0)
+    report = with_elapsed(status["result"], done - started)
+    report["timeline"] = {
+        "probe": round(probe_s, 3),
+        "submit": round(submitted - started, 3),
+        "staging": round(max(0.0, done - submitted - publish_s), 3),
+        "publish": round(publish_s, 3),
+        "chunks": status["progress"]["chunks_total"],
+    }
+    return report
+
+
+class _file_for_workers:  # noqa: N801 - used as a context manager, like open()
+    """The file itself, or stdin spooled to a temporary file (the fleet path reads its input twice)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp: Path | None = None
+
+    def __enter__(self) -> Path:
+        if str(self.path) != "-":
+            return self.path
+        fd, name = tempfile.mkstemp(prefix="tempr-ingest-", suffix=".jsonl")
+        self.tmp = Path(name)
+        with os.fdopen(fd, "wb") as out:
+            while block := sys.stdin.buffer.read(1 << 20):
+                out.write(block)
+        return self.tmp
+
+    def __exit__(self, *exc: object) -> None:
+        if self.tmp is not None:
+            self.tmp.unlink(missing_ok=True)
 
 
 def _bar(args: argparse.Namespace, total: int | None, unit: str) -> tqdm:
+    from tqdm import tqdm
+
     return tqdm(total=total, unit=unit, desc=f"ingest {args.bank}", disable=args.json, file=sys.stderr)
