@@ -1,4 +1,5 @@
-"""Imports through the ingest workers: CLI --via-workers, the HTTP route, progress, a worker killed mid-import."""
+"""Imports through the ingest workers: the CLI (fleet by default, --via-workers, --in-process, the
+in-process fallback when no ingest worker answers), the HTTP route, progress, a worker killed mid-import."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_cli_via_workers_imports_in_chunks(resources: Any, worker: Path, bank_id
     assert _count(resources, "SELECT chunks_total FROM import_jobs WHERE id = :i", i=report["import_id"]) == 3
 
 
-def test_cli_via_workers_bad_line_queues_nothing(resources: Any, bank_id: str, tmp_path: Path) -> None:
+def test_cli_via_workers_bad_line_queues_nothing(resources: Any, worker: Path, bank_id: str, tmp_path: Path) -> None:
     path = _write(tmp_path / "f.jsonl", 120, bad_line=117)
     done = subprocess.run(
         [*_CLI, bank_id, str(path), "--via-workers"],
@@ -68,6 +69,61 @@ def test_cli_via_workers_bad_line_queues_nothing(resources: Any, bank_id: str, t
     assert done.returncode == 2 and "line 117" in done.stderr and "occurred_start" in done.stderr
     assert "Traceback" not in done.stderr
     assert _count(resources, "SELECT count(*) FROM import_jobs WHERE bank_id = :b", b=bank_id) == 0
+
+
+def test_cli_uses_the_fleet_by_default(resources: Any, worker: Path, bank_id: str, tmp_path: Path) -> None:
+    """No flag, an ingest worker answering: the file goes through the workers (an import job, split
+    over the cores), nothing is said on stderr about running in-process; stdin works too."""
+    path = _write(tmp_path / "f.jsonl", 150)
+    done = subprocess.run([*_CLI, bank_id, str(path), "--json"], capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["import_id"].startswith("import-") and report["inserted"] == 150
+    assert set(report["timeline"]) == {"probe", "submit", "staging", "publish", "chunks"}
+    chunk = fleet.chunk_size(150, resources.settings.ingest_chunk_facts, os.cpu_count())
+    assert report["timeline"]["chunks"] == -(-150 // chunk)
+    assert "in this process" not in done.stderr
+    assert _units(resources, bank_id) == 150
+    more = _write(tmp_path / "g.jsonl", 160).read_text()  # f0..f149 again (skipped) and 10 new facts
+    piped = subprocess.run([*_CLI, bank_id, "-", "--json"], input=more, capture_output=True, text=True, timeout=280)
+    assert piped.returncode == 0, piped.stderr[-3000:]
+    again = json.loads(piped.stdout.strip().splitlines()[-1])
+    assert again["import_id"].startswith("import-") and (again["inserted"], again["skipped"]) == (10, 150)
+    assert _units(resources, bank_id) == 160
+
+
+def test_cli_in_process_skips_the_fleet(resources: Any, worker: Path, bank_id: str, tmp_path: Path) -> None:
+    path = _write(tmp_path / "f.jsonl", 30)
+    done = subprocess.run(
+        [*_CLI, bank_id, str(path), "--in-process", "--json"], capture_output=True, text=True, timeout=280
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "import_id" not in report and report["inserted"] == 30
+    assert _count(resources, "SELECT count(*) FROM import_jobs WHERE bank_id = :b", b=bank_id) == 0
+
+
+def test_cli_without_an_ingest_worker_falls_back_or_refuses(
+    resources: Any, stack: Any, worker: Path, bank_id: str, tmp_path: Path
+) -> None:
+    """A broker no worker listens on (another Redis database): the default ingests in this process
+    and says so in one stderr line; --via-workers refuses, naming `tempr services up`, and leaves nothing."""
+    env = {**os.environ, "TEMPR_BROKER_URL": redis_db_url(stack.redis_url, 9)}
+    path = _write(tmp_path / "f.jsonl", 30)
+    forced = subprocess.run(
+        [*_CLI, bank_id, str(path), "--via-workers"], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert forced.returncode == 1, forced.stdout + forced.stderr
+    assert "tempr services up" in forced.stderr and "ingest" in forced.stderr and "Traceback" not in forced.stderr
+    assert _count(resources, "SELECT count(*) FROM import_jobs WHERE bank_id = :b", b=bank_id) == 0
+    assert _units(resources, bank_id) == 0
+    done = subprocess.run([*_CLI, bank_id, str(path), "--json"], capture_output=True, text=True, timeout=280, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = [ln for ln in done.stderr.splitlines() if "in this process" in ln]
+    assert len(said) == 1 and "tempr services up" in said[0], done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "import_id" not in report and report["inserted"] == 30
+    assert _units(resources, bank_id) == 30
 
 
 @pytest.fixture(scope="module")
