@@ -4,11 +4,12 @@ By default the file goes to the worker fleet (`tempr services up`) when a worker
 ``ingest`` queue answers a quick probe (``tempr.ingest.probe``: milliseconds on a warm fleet):
 this process validates the file, splits it into chunks that the ingest workers embed and stage in
 parallel, and waits for the publish; it loads no model, so a small file takes about as long as
-the workers need to embed it. When no ingest worker answers, the file is ingested in this process
-(loading the models takes seconds) and one stderr line says so. ``--via-workers`` insists on the
-fleet (an error naming `tempr services up` without one); ``--in-process`` skips it. Either way a
-bad line anywhere stops the file before anything is visible, and the file is published in one
-transaction: all of it or none of it.
+the workers need to embed it. An ingest worker that `tempr services up` started here moments ago
+and that is still loading its models is waited for. When no ingest worker answers, the file is
+ingested in this process (loading the models takes seconds) and one stderr line says so.
+``--via-workers`` insists on the fleet (an error naming `tempr services up` without one);
+``--in-process`` skips it. Either way a bad line anywhere stops the file before anything is
+visible, and the file is published in one transaction: all of it or none of it.
 
 In this process, a file of at most ``TEMPR_INGEST_CHUNK_FACTS`` facts is written in one
 transaction; a longer one is streamed: validated in one pass, staged chunk by chunk, published in
@@ -109,6 +110,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+STARTING_GRACE_S = 30.0
+"""How long to wait for an ingest worker that `tempr services up` started here moments ago and that
+is still loading its models (a few seconds), rather than loading them again in this process."""
+STARTING_WITHIN_S = 120.0
+"""A local worker younger than this that does not answer yet is taken to be starting."""
+
+
 def _fleet(settings: Any) -> tuple[Any, str | None]:
     """An enqueue-only Celery app on this machine's broker, and why the fleet cannot take the file (None: it can)."""
     from config.celery import celery_config, make_celery
@@ -117,7 +125,33 @@ def _fleet(settings: Any) -> tuple[Any, str | None]:
 
     endpoints = resolve_endpoints(settings)
     app = make_celery(lambda: celery_config(settings, endpoints.broker_url, endpoints.result_backend))
-    return app, no_ingest_worker_reason(app, endpoints.broker_url)
+    why_not = no_ingest_worker_reason(app, endpoints.broker_url)
+    if why_not is None or not _local_ingest_worker_starting(settings):
+        return app, why_not
+    print("tempr ingest: waiting for the ingest workers `tempr services up` just started", file=sys.stderr)
+    deadline = time.monotonic() + STARTING_GRACE_S
+    while why_not is not None and time.monotonic() < deadline:
+        time.sleep(0.5)
+        why_not = no_ingest_worker_reason(app, endpoints.broker_url)
+    return app, why_not
+
+
+def _local_ingest_worker_starting(settings: Any) -> bool:
+    """A worker that `tempr services up` started here moments ago (its pidfile's age), alive, consuming
+    ``ingest`` (its command line, read from /proc: elsewhere this is never true and nothing waits)."""
+    from tempr.services.workers import DetachedWorkers
+
+    workers = DetachedWorkers(settings.state_dir.resolve() / "workers")
+    for name, pid in workers.running().items():
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+            age = time.time() - workers.pidfile(name).stat().st_mtime
+        except OSError:
+            continue
+        queues = argv[argv.index("-Q") + 1].split(",") if "-Q" in argv[:-1] else []
+        if "ingest" in queues and age < STARTING_WITHIN_S:
+            return True
+    return False
 
 
 def _in_process(args: argparse.Namespace, chunk: int) -> dict[str, Any]:

@@ -109,12 +109,14 @@ def test_cli_without_an_ingest_worker_falls_back_or_refuses(
     """A broker no worker listens on (another Redis database): the default ingests in this process
     and says so in one stderr line; --via-workers refuses, naming `tempr services up`, and leaves nothing."""
     env = {**os.environ, "TEMPR_BROKER_URL": redis_db_url(stack.redis_url, 9)}
+    os.utime(worker.parent / "test.pid", (0, 0))  # the session's worker is not one that is starting up
     path = _write(tmp_path / "f.jsonl", 30)
     forced = subprocess.run(
         [*_CLI, bank_id, str(path), "--via-workers"], capture_output=True, text=True, timeout=120, env=env
     )
     assert forced.returncode == 1, forced.stdout + forced.stderr
     assert "tempr services up" in forced.stderr and "ingest" in forced.stderr and "Traceback" not in forced.stderr
+    assert "waiting for" not in forced.stderr
     assert _count(resources, "SELECT count(*) FROM import_jobs WHERE bank_id = :b", b=bank_id) == 0
     assert _units(resources, bank_id) == 0
     done = subprocess.run([*_CLI, bank_id, str(path), "--json"], capture_output=True, text=True, timeout=280, env=env)

@@ -95,3 +95,28 @@ def test_the_fleet_path_imports_no_model_runtime() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+def test_a_local_ingest_worker_that_just_started_is_waited_for(tmp_path: Any) -> None:
+    """`services up` moments ago (pidfile age), alive, consuming ingest: worth waiting for; an old one
+    that does not answer, or one without the ingest queue, is not."""
+    import os
+    import subprocess
+    import types
+
+    settings = types.SimpleNamespace(state_dir=tmp_path)
+    (tmp_path / "workers").mkdir()
+    pidfile = tmp_path / "workers" / "default.pid"
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)", "-Q"]
+    with subprocess.Popen([*sleeper, "retrieve,ingest"]) as ingest, subprocess.Popen([*sleeper, "webhooks"]) as hooks:
+        try:
+            assert not cmd_ingest._local_ingest_worker_starting(settings)
+            pidfile.write_text(str(hooks.pid))
+            assert not cmd_ingest._local_ingest_worker_starting(settings)
+            pidfile.write_text(str(ingest.pid))
+            assert cmd_ingest._local_ingest_worker_starting(settings)
+            os.utime(pidfile, (0, 0))
+            assert not cmd_ingest._local_ingest_worker_starting(settings)
+        finally:
+            ingest.kill()
+            hooks.kill()
