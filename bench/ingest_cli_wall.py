@@ -53,7 +53,8 @@ def _ingest(code: Path, env: dict[str, str], facts: Path, flags: list[str]) -> d
     if done.returncode != 0:
         raise RuntimeError(f"tempr ingest {flags} failed: {done.stderr[-2000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    return {"wall_s": wall, "elapsed_s": report["elapsed_s"], "via": "fleet" if "import_id" in report else "in-process"}
+    via = "fleet" if "import_id" in report else "in-process"
+    return {"wall_s": wall, "elapsed_s": report["elapsed_s"], "via": via, "timeline": report.get("timeline")}
 
 
 def _services(code: Path, env: dict[str, str], action: str) -> None:
@@ -90,6 +91,11 @@ def phase(label: str, code: Path, env: dict[str, str], facts: Path, modes: dict[
             "median_elapsed_s": round(statistics.median(r["elapsed_s"] for r in got), 2),
             "via": sorted({r["via"] for r in got}),
         }
+        timelines = [r["timeline"] for r in got if r["timeline"]]
+        if timelines:  # the fleet path: where the command's time went (median of each part)
+            parts = [k for k in timelines[0] if k != "chunks"]
+            out[mode]["median_timeline_s"] = {k: round(statistics.median(t[k] for t in timelines), 3) for k in parts}
+            out[mode]["chunks"] = timelines[0]["chunks"]
     print(label, json.dumps(out), flush=True)
     return out
 
