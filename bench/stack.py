@@ -128,13 +128,14 @@ def clear_cache(bank_ids: list[str], settings: Settings | None = None) -> int:
     return dropped
 
 
-DEFAULT_FLEET = (
-    ("bench-retrieve", "retrieve", 4, "prefork"),
-    ("bench-fuse", "fuse", 2, "prefork"),
-    ("bench-rerank", "rerank", 4, "threads"),
-)
-"""deploy/docker-compose.yml's fleet (one pool per queue), sized for a small machine."""
-
-
 def default_fleet() -> list[WorkerSpec]:
-    return [WorkerSpec(n, q, c, p) for n, q, c, p in DEFAULT_FLEET]
+    """The pools `tempr services up` starts (``fleet_layout``), named ``bench-*`` so a benchmark
+    stops exactly the workers it started. Ingest and webhooks are left out: recall benchmarks do
+    not use them (a fold's ingest runs in-process)."""
+    from tempr.services.workers import fleet_layout
+
+    return [
+        WorkerSpec(f"bench-{p.name}", p.queues, p.concurrency, p.pool)
+        for p in fleet_layout(cross_encoder=bool(get_settings().reranker_model))
+        if p.name not in ("ingest", "webhooks")
+    ]
