@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from celery import Celery
+from celery.app.amqp import AMQP
 from kombu import Exchange, Queue
 
 from config.settings import Settings
@@ -122,12 +123,23 @@ def celery_config(settings: Settings, broker_url: str | None, result_backend: st
     }
 
 
+class ShortReprAMQP(AMQP):
+    """Task messages carry a printable copy of their arguments (``argsrepr``, for Flower and logs).
+    tempr's arguments are JSON payloads of several KB (a plan with its embedding, the chord body
+    in each of four strategy messages): Celery's ``saferepr`` walked all of it on every publish,
+    ~0.4 ms a message on the recall's critical path. Cut at 120 characters, which is all a
+    reader of those views can use anyway."""
+
+    argsrepr_maxsize = 120
+    kwargsrepr_maxsize = 120
+
+
 def make_celery(conf: Callable[[], dict[str, Any]], include: Sequence[str] = ()) -> Celery:
     """A Celery app whose configuration is built lazily, when first read (``conf()``).
 
     So importing a module that makes one before the services are up (a test collecting modules,
     a CLI parsing arguments) does not freeze an empty broker URL. Apps that only enqueue need no
     task modules (``include``): they send by name."""
-    app = Celery("tempr", include=list(include), set_as_current=False)
+    app = Celery("tempr", include=list(include), set_as_current=False, amqp=ShortReprAMQP)
     app.add_defaults(conf)
     return app

@@ -7,11 +7,13 @@ embed or parse the query again.
 
 from __future__ import annotations
 
+import base64
+import struct
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
 from config.errors import ServiceError, ValidationError
 from config.settings import Settings
@@ -25,6 +27,27 @@ from tempr.recall.models import TRUSTED, RecallRequest
 from tempr.store import recall_repo
 
 
+def _pack_vector(values: list[float]) -> str:
+    """Little-endian float64, base64: lossless, a third of the JSON float list's size, and about
+    20x cheaper to encode (the plan crosses every hop of a recall, the chord body four times)."""
+    return base64.b64encode(struct.pack(f"<{len(values)}d", *values)).decode("ascii")
+
+
+def _unpack_vector(value: Any) -> Any:
+    if isinstance(value, str):
+        raw = base64.b64decode(value, validate=True)
+        if len(raw) % 8:
+            raise ValueError("a packed vector is a whole number of float64 values")
+        return list(struct.unpack(f"<{len(raw) // 8}d", raw))
+    return value
+
+
+PackedVector = Annotated[
+    list[float], BeforeValidator(_unpack_vector), PlainSerializer(_pack_vector, return_type=str, when_used="json")
+]
+"""A float list in Python; packed (``_pack_vector``) in JSON; either form is read back."""
+
+
 class QueryPlan(BaseModel):
     """The analysed request every later step reads: typed, validated once where it is made.
 
@@ -35,7 +58,7 @@ class QueryPlan(BaseModel):
 
     bank_id: str
     request: RecallRequest
-    embedding: list[float]
+    embedding: PackedVector
     budget: int
     depth: int
     now: datetime
