@@ -65,7 +65,7 @@ def explain(engine: Any, statements: list[tuple[str, Any]]) -> list[dict[str, An
         tx = conn.begin()
         for sql, params in statements:
             head = sql.lstrip().split(None, 1)[0].upper()
-            if head not in ("SELECT", "WITH"):
+            if head not in ("SELECT", "WITH") or "set_config(" in sql:  # settings apply, as they did
                 conn.exec_driver_sql(sql, params)
                 continue
             plan = conn.exec_driver_sql("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params).scalar()
@@ -107,6 +107,8 @@ def run(bank: str, budget: str = "mid") -> dict[str, list[list[dict[str, Any]]]]
 
 def render(bank: str, size: int, found: dict[str, list[list[dict[str, Any]]]]) -> str:
     lines = [
+        f"## Each strategy's SQL, explained ({size:,} facts)",
+        "",
         f"`python -m bench.explain --bank {bank}` ({size:,} facts, budget mid, {len(QUESTIONS)} questions): each "
         "strategy's statements replayed under `EXPLAIN (ANALYZE, BUFFERS)`; median over the questions.",
         "",

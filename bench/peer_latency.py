@@ -364,6 +364,8 @@ def render(r: PeerLatencyResult, cfg: PeerLatencyConfig) -> str:
     stages = _stage_rows(r.misses[TEMPR])
     loads = "; ".join(f"{k} {a:.2f}/{b:.2f}/{c:.2f}" for k, (a, b, c) in r.loads.items())
     lines = [
+        "## Side by side with Hindsight 1.1 (`tempr bench latency --peer hindsight`)",
+        "",
         f"`tempr bench latency --peer hindsight`: the {len(r.evidence)} LoCoMo dev questions (every "
         f"{max(1, 760 // len(r.evidence))}th), budget {cfg.budget}, over HTTP to tempr's gateway (auth on) "
         "and to Hindsight 1.1 (hindsight-api-slim, offline, same MiniLM, reranker rrf), alternating "
@@ -372,7 +374,10 @@ def render(r: PeerLatencyResult, cfg: PeerLatencyConfig) -> str:
         "",
         report.table(["kind", "system", "n", "failed", "p50", "p95", "p99"], rows),
         "",
-        "Ratios: " + "; ".join(ratios) + ". Retrieval on the same misses: " + "; ".join(quality) + ".",
+        "Ratios: " + "; ".join(ratios) + ". Evidence recall of the same misses, each server's own ranking "
+        "(the peer's results carry `metadata.dia_id` too): " + "; ".join(quality) + ". tempr's figure is "
+        "**not** a quality result: its shipped ranker was trained on these conversations (the "
+        "cross-validated figures are in the quality section); it only shows both servers answered in earnest.",
         "",
         f"Throughput at saturation ({cfg.clients} closed-loop clients, misses, {cfg.throughput_s:.0f} s per "
         "system in alternating slices); CPU summed over every process of each stack (tempr: gateway, "

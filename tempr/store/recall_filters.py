@@ -24,6 +24,11 @@ EF_SEARCH_MIN, EF_SEARCH_MAX = 40, 1000
 # An iterative scan visits at most this many tuples; 100 per wanted row keeps a 1%-selective filter
 # answerable, and the ceiling bounds the cost when the filter matches fewer than `limit` rows.
 MAX_SCAN_TUPLES_MIN, MAX_SCAN_TUPLES_MAX, SCAN_TUPLES_PER_ROW = 20_000, 200_000, 100
+# Banks up to this size are searched exactly (every memory of the bank scored, no HNSW). One HNSW
+# index serves every bank, so a small bank's neighbours sit among other banks' nodes: with a
+# 100k-fact bank in the same index, a 10k-fact bank's mid-budget search walked 91 ms of graph
+# (and may miss neighbours the iterative scan gave up on) where the exact scan took ~17 ms.
+EXACT_SEARCH_MAX_UNITS = 20_000
 
 
 @dataclass(frozen=True)

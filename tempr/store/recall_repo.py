@@ -21,7 +21,14 @@ from sqlalchemy import Connection, CursorResult, TextClause, bindparam, text
 
 from tempr.core.timeutil import as_utc
 from tempr.core.types import Hit, TimeWindow
-from tempr.store.recall_filters import Filters, set_ann_scan, tag_clause, valid_uuids, where_clause
+from tempr.store.recall_filters import (
+    EXACT_SEARCH_MAX_UNITS,
+    Filters,
+    set_ann_scan,
+    tag_clause,
+    valid_uuids,
+    where_clause,
+)
 from tempr.store.recall_graph import graph_search
 from tempr.store.schema import EMBEDDING_DIM
 
@@ -68,12 +75,17 @@ def _nearest(
     """The one vector-search statement: the `limit` memories nearest the query that pass the
     filters (and ``where``), returned as ``id, <out>`` in exact distance order (ties by id).
 
-    The inner query lets the planner choose: the HNSW index with an iterative scan (a large
-    bank, a loose filter) or the bank/type/tag indexes plus an exact sort (a small bank or a
-    selective filter). The outer ORDER BY puts relaxed_order's rows back in exact order.
+    A bank of at most ``EXACT_SEARCH_MAX_UNITS`` memories is searched exactly: its memories
+    through the bank indexes, every distance computed (``+ 0`` keeps the planner off the HNSW
+    index, which holds every bank). A larger one lets the planner choose: the HNSW index with an
+    iterative scan (a loose filter) or the bank/type/tag indexes plus an exact sort (a selective
+    filter). The outer ORDER BY puts relaxed_order's rows back in exact order.
     ``columns`` adds inner columns the outer ``out`` may read as ``s.<name>``."""
     clause, bound = where_clause(filters, types=types)
-    set_ann_scan(conn, limit)
+    exact = bank_size(conn, filters.bank_id) <= EXACT_SEARCH_MAX_UNITS
+    if not exact:
+        set_ann_scan(conn, limit)
+    order = "(m.embedding <=> CAST(:q AS vector)) + 0" if exact else "m.embedding <=> CAST(:q AS vector)"
     extra = f", {columns}" if columns else ""
     cond = f" AND {where}" if where else ""
     return conn.execute(
@@ -81,10 +93,16 @@ def _nearest(
         SELECT s.id::text, {out} FROM (
             SELECT m.id, m.embedding <=> CAST(:q AS vector) AS dist{extra} FROM memory_units m
             WHERE {clause}{cond}
-            ORDER BY m.embedding <=> CAST(:q AS vector) LIMIT :limit
+            ORDER BY {order} LIMIT :limit
         ) s ORDER BY s.dist, s.id{tail}"""),
         {**bound, **(params or {}), "q": _vector(embedding), "limit": limit},
     )
+
+
+def bank_size(conn: Connection, bank_id: str) -> int:
+    """The bank's memory count (0 for an unknown bank), kept current by ingest."""
+    row = conn.execute(text("SELECT unit_count FROM banks WHERE id = :b"), {"b": bank_id}).first()
+    return int(row[0]) if row else 0
 
 
 # --- semantic -----------------------------------------------------------------------------------

@@ -255,6 +255,24 @@ def test_semantic_filtered_small_bank_is_exact_with_the_planners_choice(resource
     assert [round(h.score, 4) for h in hits] == [round(float(vecs[i] @ query), 4) for i in exact]
 
 
+@pytest.fixture
+def hnsw_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These banks are small: searched exactly by default. Make every bank take the HNSW path."""
+    monkeypatch.setattr(repo, "EXACT_SEARCH_MAX_UNITS", -1)  # these fixture banks record no unit_count
+
+
+def test_a_small_bank_is_searched_exactly_beside_a_big_one(resources, big_table) -> None:
+    small, ids, vecs, query = (big_table[k] for k in ("small", "ids", "vecs", "query"))
+    with resources.engine.connect() as conn:
+        spy = _Recorder(conn)
+        hits = repo.semantic_search(spy, query.tolist(), Filters(small), 20)
+        plan = _explain(conn, spy.last)
+    assert "memory_units_embedding_hnsw" not in plan
+    exact = sorted(range(len(ids)), key=lambda i: (-float(vecs[i] @ query), ids[i]))[:20]
+    assert [h.id for h in hits] == [ids[i] for i in exact]
+
+
+@pytest.mark.usefixtures("hnsw_always")
 def test_semantic_hnsw_iterative_scan_fills_the_limit_under_a_selective_filter(resources, big_table) -> None:
     small, ids, query = (big_table[k] for k in ("small", "ids", "query"))
     f, limit = Filters(small, tags=("rare",), tags_match="any_strict"), 8  # 10 of 3,200 rows qualify
@@ -274,6 +292,7 @@ def test_semantic_hnsw_iterative_scan_fills_the_limit_under_a_selective_filter(r
     assert len(starved) < limit
 
 
+@pytest.mark.usefixtures("hnsw_always")
 def test_semantic_uses_hnsw_on_a_big_bank(resources, big_table) -> None:
     with resources.engine.connect() as conn:
         spy = _Recorder(conn)
