@@ -15,7 +15,7 @@ from tempr.services.redis_server import LocalRedis
 
 
 def embedded_postgres(settings: Settings) -> EmbeddedPostgres:
-    return EmbeddedPostgres(settings.pg_dir)
+    return EmbeddedPostgres(settings.pg_dir, shared_buffers=settings.pg_shared_buffers)
 
 
 def local_redis(settings: Settings) -> LocalRedis:

@@ -60,8 +60,9 @@ class EmbeddedPostgres:
     database = "tempr"
     user = "postgres"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, shared_buffers: str = "128MB") -> None:
         self.root = root
+        self.shared_buffers = shared_buffers
         self.port_file = root / "port"
         self.password_file = root / "password"
         self.home_file = root / "home"
@@ -109,7 +110,8 @@ class EmbeddedPostgres:
             return current
         self._init_cluster()
         port = process.stable_port(self.port_file, "PostgreSQL")
-        self._ctl("start", "-w", "-t", "60", "-l", str(self.log), "-o", f"-p {port} -h 127.0.0.1 -k {self.data}")
+        options = f"-p {port} -h 127.0.0.1 -k {self.data} -c shared_buffers={self.shared_buffers}"
+        self._ctl("start", "-w", "-t", "60", "-l", str(self.log), "-o", options)
         self._ensure_password_auth(port)
         self._create_database(port)
         return self.status()
