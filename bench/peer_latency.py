@@ -335,6 +335,8 @@ def _pcts(calls: list[Call]) -> list[str]:
 
 def render(r: PeerLatencyResult, cfg: PeerLatencyConfig) -> str:
     rows = []
+    missed = [c for c in r.hits[TEMPR] if c.ok and c.cache != "hit"]
+    r.hits[TEMPR] = [c for c in r.hits[TEMPR] if c not in missed]  # a repeat the cache no longer held
     for kind, data in (("miss", r.misses), ("hit", r.hits)):
         for name in (TEMPR, PEER):
             calls = data[name]
@@ -373,6 +375,9 @@ def render(r: PeerLatencyResult, cfg: PeerLatencyConfig) -> str:
         "requests again (Hindsight has no cache: it recomputes). Milliseconds, client wall time.",
         "",
         report.table(["kind", "system", "n", "failed", "p50", "p95", "p99"], rows),
+        "",
+        f"tempr's hit row counts only answers marked `cache: hit` ({len(missed)} repeats came back as "
+        "misses: their entry had been evicted or had expired).",
         "",
         "Ratios: " + "; ".join(ratios) + ". Evidence recall of the same misses, each server's own ranking "
         "(the peer's results carry `metadata.dia_id` too): " + "; ".join(quality) + ". tempr's figure is "
