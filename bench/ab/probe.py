@@ -1,0 +1,63 @@
+"""N LoCoMo questions through a gateway, as misses then as hits: p50/p95/p99 and median stages.
+
+python bench/ab/probe.py BASE_URL N LABEL   (questions from $CONV/questions.jsonl; auth off)
+
+Misses: each request's query_timestamp is moved by microseconds (a new cache key, the same
+answer). Hits: the same requests asked twice, the second pass timed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+
+def questions(n: int) -> list[dict[str, Any]]:
+    path = Path(os.environ.get("CONV", "/tmp/conv")) / "questions.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()][:n]
+
+
+def ask(client: httpx.Client, q: dict[str, Any], stamp: str) -> tuple[float, dict[str, float]]:
+    body = {"query": q["question"], "budget": "mid", "max_tokens": 4096, "query_timestamp": stamp}
+    started = time.perf_counter()
+    r = client.post(f"/v1/default/banks/{q['bank']}/memories/recall", json=body)
+    wall = (time.perf_counter() - started) * 1000
+    r.raise_for_status()
+    return wall, r.json().get("timings_ms") or {}
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    base, n, label = sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else ""
+    qs = questions(n)
+    client = httpx.Client(base_url=base, timeout=30)
+    for q in qs[:10]:  # warm: models, connections
+        ask(client, q, "2020-01-01T00:00:00+00:00")
+    salt = int(time.time() * 1000) % 60
+    misses = [ask(client, q, q["query_timestamp"][:17] + f"{salt:02d}.{i:06d}+00:00") for i, q in enumerate(qs)]
+    hit_stamps = [q["query_timestamp"][:17] + f"00.{i:06d}+00:00" for i, q in enumerate(qs)]
+    for q, stamp in zip(qs, hit_stamps, strict=True):
+        ask(client, q, stamp)
+    hits = [ask(client, q, stamp) for q, stamp in zip(qs, hit_stamps, strict=True)]
+    for name, samples in (("miss", misses), ("hit", hits)):
+        walls = [w for w, _ in samples]
+        print(
+            f"{label} {name}: n={len(walls)} p50={pct(walls, 50):.1f} p95={pct(walls, 95):.1f} p99={pct(walls, 99):.1f}"
+        )
+    keys = sorted({k for _, t in misses for k in t})
+    print({k: round(statistics.median([t.get(k, 0.0) for _, t in misses]), 1) for k in keys})
+
+
+if __name__ == "__main__":
+    main()
