@@ -118,6 +118,7 @@ def _warm(api: str, bank: str) -> None:
 class Drill:
     stack: Any
     bank: str
+    only: str | None
     baseline: dict[str, list[str]]
     timeout_s: float
     hold_s: float
@@ -134,6 +135,8 @@ class Drill:
     ) -> Row:
         from bench.fault_load import Load
 
+        if self.only and self.only.lower() not in name.lower():
+            return Row(name)
         print(f"-- {name}", flush=True)
         ingest_bank = f"faults-ingest-{len(self.rows)}"
         load = Load(
@@ -280,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout-s", type=float, default=RECALL_TIMEOUT_S, help="each recall's deadline")
     parser.add_argument("--out", type=Path, default=Path("RELIABILITY.md"))
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--only", help="run only the faults whose name contains this text (implies --no-write)")
     args = parser.parse_args(argv)
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))  # `timeout` ends us: still clean up
@@ -295,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         stack.up()
         baseline = _seed(stack.api, "faults", args.timeout_s)
         _warm(stack.api, "faults")
-        drill = Drill(stack, "faults", baseline, args.timeout_s, args.hold)
+        drill = Drill(stack, "faults", args.only, baseline, args.timeout_s, args.hold)
         leftovers: list[int] = []
 
         def kill_parent() -> None:
@@ -318,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
         drill.check_lost()
     finally:
         stack.down()
-        shutil.rmtree(state, ignore_errors=True)
+        if not os.environ.get("TEMPR_FAULTS_KEEP"):  # keep the logs for a post-mortem
+            shutil.rmtree(state, ignore_errors=True)
     rows = drill.rows
     table = _table(rows, args.hold)
     elapsed = (time.time() - started) / 60
@@ -331,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         + table
     )
     print(body)
-    if not args.no_write:
+    if not args.no_write and not args.only:
         from bench.report import write_section
 
         if not args.out.exists():
