@@ -7,43 +7,48 @@ capped at ``RETRY_INTERVAL_MAX_S``; ``broker_connection_max_retries=None`` keeps
 as long as the outage lasts (config/celery.py).
 
 Celery 5.7, on a lost connection, first ``collect()``s the broken connection and then closes it.
-With the Redis transport, closing restores the messages this worker had not acknowledged yet,
-through a client that ``collect()`` already cleared: an ``AttributeError`` that is not a
-connection error, so it escaped and the worker exited ("Unrecoverable error"; seen in
-``make faults``' Redis stop+start: no recall answered for the next two minutes). The close is
-wrapped here so the consumer reconnects as it should. The same cleared client fails again when a
-task that was running across the loss finishes and acknowledges its message on the old channel
-(the worker exited a few seconds after reconnecting): the acks and rejects of the requests held at
-the moment of the loss are wrapped too. The messages that could not be put back or acknowledged
-stay in Redis' unacked set and return after the visibility timeout; recalls among them are past
-their deadline by then and are dropped unrun, and ingests are idempotent by fact id.
+With the Redis transport, everything that later touches the old channel builds a client from that
+connection's info, which ``collect()`` cleared: closing it (which restores the unacknowledged
+messages), and the ack of a task that was running across the loss and finishes after the
+reconnect. Each raised ``AttributeError``, which is not a connection error, so it escaped into the
+worker's event loop and the worker exited ("Unrecoverable error"). ``make faults``' Redis
+stop+start hit it in about half the runs: no recall was answered for the next two minutes.
+``guard_closed_redis_channels`` makes the old channel raise the transport's own connection error
+instead, which Celery and kombu already handle (the ack is logged as lost). The messages are in
+Redis' unacked set and return after the visibility timeout; recalls among them are past their
+deadline by then and are dropped unrun, and ingests are idempotent by fact id.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 from typing import Any
 
-from celery.worker import state as worker_state
 from celery.worker.consumer import Consumer
 
 RETRY_INTERVAL_START_S = 0.5
 RETRY_INTERVAL_STEP_S = 0.5
 RETRY_INTERVAL_MAX_S = 2.0
-log = logging.getLogger(__name__)
 
 
-def _survive_cleared_client(what: str, call: Any) -> Any:
-    @functools.wraps(call)
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return call(*args, **kwargs)
-        except AttributeError as exc:  # the collected client; see the module docstring
-            log.warning("%s on the lost broker connection skipped: %r", what, exc)
-            return None
+def guard_closed_redis_channels() -> None:
+    """Patch kombu's Redis ``Channel._connparams`` (idempotent): a channel whose connection was
+    collected raises ``redis.ConnectionError`` instead of ``AttributeError``."""
+    import redis
+    from kombu.transport import redis as kombu_redis
 
-    return wrapped
+    original = kombu_redis.Channel._connparams
+    if getattr(original, "_tempr_guard", False):
+        return
+
+    @functools.wraps(original)
+    def _connparams(self: Any, asynchronous: bool = False) -> Any:
+        if getattr(self.connection, "client", None) is None:
+            raise redis.exceptions.ConnectionError("this channel's broker connection was closed after a loss")
+        return original(self, asynchronous=asynchronous)
+
+    _connparams._tempr_guard = True  # type: ignore[attr-defined]
+    kombu_redis.Channel._connparams = _connparams  # type: ignore[method-assign]
 
 
 class QuickReconnectConsumer(Consumer):
@@ -56,11 +61,5 @@ class QuickReconnectConsumer(Consumer):
         )
         return super().ensure_connected(conn)
 
-    def on_connection_error_after_connected(self, exc: Any) -> None:
-        if self.connection is not None:
-            self.connection.close = _survive_cleared_client("restoring unacked messages", self.connection.close)
-        for request in (*worker_state.active_requests, *worker_state.reserved_requests):
-            if not request.acknowledged:
-                request._on_ack = _survive_cleared_client("an ack", request._on_ack)
-                request._on_reject = _survive_cleared_client("a reject", request._on_reject)
-        super().on_connection_error_after_connected(exc)
+
+guard_closed_redis_channels()  # the worker loads this module (worker_consumer) before it connects
