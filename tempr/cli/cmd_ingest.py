@@ -1,7 +1,7 @@
 """`tempr ingest --bank B FILE.jsonl`: validate the whole file, then make it visible at once.
 
 By default the file goes to the worker fleet (`tempr services up`) when a worker consuming the
-``ingest`` queue answers a quick probe (``tempr.ingest.probe``: milliseconds on a warm fleet):
+``ingest`` queue answers a quick probe (``tempr.cli.fleet_probe``: milliseconds on a warm fleet):
 this process validates the file, splits it into chunks that the ingest workers embed and stage in
 parallel, and waits for the publish; it loads no model, so a small file takes about as long as
 the workers need to embed it. An ingest worker that `tempr services up` started here moments ago
@@ -32,7 +32,11 @@ from config.errors import IngestValidationError, ServiceUnavailable, TemprError,
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-FLEET, AUTO, IN_PROCESS = "fleet", "auto", "in-process"
+from tempr.cli.fleet_probe import FLEET, IN_PROCESS, where_to_run
+
+INGEST_QUEUE = "ingest"
+PROBE_TIMEOUT_S = 0.5
+"""How long the fleet check waits when no ingest worker answers (a warm fleet answers in ms)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -65,15 +69,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "TEMPR_INGEST_CHUNK_FACTS; in this process, TEMPR_INGEST_CHUNK_FACTS)",
     )
     p.set_defaults(func=run)
-
-
-def where_to_run(args: argparse.Namespace) -> str:
-    """``fleet`` (--via-workers), ``in-process`` (--in-process) or ``auto`` (the fleet if an ingest worker answers)."""
-    if getattr(args, "via_workers", False):
-        return FLEET
-    if getattr(args, "in_process", False):
-        return IN_PROCESS
-    return AUTO
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,19 +115,19 @@ STARTING_WITHIN_S = 120.0
 def _fleet(settings: Any) -> tuple[Any, str | None]:
     """An enqueue-only Celery app on this machine's broker, and why the fleet cannot take the file (None: it can)."""
     from config.celery import celery_config, make_celery
+    from tempr.cli.fleet_probe import no_consumer_reason
     from tempr.endpoints import resolve_endpoints
-    from tempr.ingest.probe import no_ingest_worker_reason
 
     endpoints = resolve_endpoints(settings)
     app = make_celery(lambda: celery_config(settings, endpoints.broker_url, endpoints.result_backend))
-    why_not = no_ingest_worker_reason(app, endpoints.broker_url)
+    why_not = no_consumer_reason(app, endpoints.broker_url, INGEST_QUEUE, timeout_s=PROBE_TIMEOUT_S)
     if why_not is None or not _local_ingest_worker_starting(settings):
         return app, why_not
     print("tempr ingest: waiting for the ingest workers `tempr services up` just started", file=sys.stderr)
     deadline = time.monotonic() + STARTING_GRACE_S
     while why_not is not None and time.monotonic() < deadline:
         time.sleep(0.5)
-        why_not = no_ingest_worker_reason(app, endpoints.broker_url)
+        why_not = no_consumer_reason(app, endpoints.broker_url, INGEST_QUEUE, timeout_s=PROBE_TIMEOUT_S)
     return app, why_not
 
 

@@ -1,7 +1,7 @@
 """`tempr recall --bank B "query"`: one recall, printed as a table or (``--json``) the response object.
 
-By default the recall runs on the worker fleet (``tempr services up``): a quick ping first
-(``fleet_probe``), then the job is enqueued and awaited, so the command loads no model and stays
+By default the recall runs on the worker fleet (``tempr services up``): a quick check that a worker
+consuming ``fuse`` answers (``fleet_probe``), then the job is enqueued and awaited, so the command loads no model and stays
 well under a second. Only when no worker answers does it recall in this process (loading the
 embedding model takes seconds), and it says so on stderr. ``--via-workers`` insists on the fleet
 (an error without one); ``--in-process`` skips it. Heavy modules (models, the recall pipeline,
@@ -14,10 +14,14 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from tempr.cli.fleet_probe import FLEET, IN_PROCESS, where_to_run
+
 if TYPE_CHECKING:
     from tempr.recall.models import RecallRequest, RecallResponse
 
 DEFAULT_LIMIT = 10
+PROBE_TIMEOUT_S = 1.0
+"""How long the fleet check waits when no worker answers (a warm fleet answers in ms)."""
 _ARMS = ("semantic", "keyword", "graph", "temporal")
 
 
@@ -71,18 +75,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="recall in this process, not on the worker fleet (loads the embedding model: seconds)",
     )
     p.set_defaults(func=run)
-
-
-FLEET, AUTO, IN_PROCESS = "fleet", "auto", "in-process"
-
-
-def where_to_run(args: argparse.Namespace) -> str:
-    """``fleet`` (--via-workers), ``in-process`` (--in-process) or ``auto`` (the fleet if a worker answers)."""
-    if getattr(args, "via_workers", False):
-        return FLEET
-    if getattr(args, "in_process", False):
-        return IN_PROCESS
-    return AUTO
 
 
 def build_request(args: argparse.Namespace) -> RecallRequest:
@@ -139,13 +131,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def fleet_unavailable() -> str | None:
-    """None when a worker answers a ping; else why not (see ``tempr.cli.fleet_probe``)."""
+    """None when a worker consuming ``fuse`` (where a recall starts) answers; else why not
+    (``tempr.cli.fleet_probe``)."""
     from config.settings import get_settings
-    from tempr.cli.fleet_probe import no_worker_reason
+    from tempr.cli.fleet_probe import no_consumer_reason
+    from tempr.client import sender_app
     from tempr.endpoints import resolve_endpoints
 
     settings = get_settings()
-    return no_worker_reason(settings, resolve_endpoints(settings, database=False))
+    endpoints = resolve_endpoints(settings, database=False)
+    return no_consumer_reason(sender_app(settings, endpoints), endpoints.broker_url, "fuse", timeout_s=PROBE_TIMEOUT_S)
 
 
 def recall_on_fleet(bank_id: str, request: RecallRequest) -> RecallResponse:

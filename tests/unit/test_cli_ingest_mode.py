@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from tempr.cli import cmd_ingest
-from tempr.ingest import fleet, probe
+from tempr.cli import fleet_probe as probe
+from tempr.ingest import fleet
 
 
 def _parse(*argv: str) -> argparse.Namespace:
@@ -21,7 +22,7 @@ def _parse(*argv: str) -> argparse.Namespace:
 
 
 def test_the_fleet_is_the_default_and_each_flag_forces_a_side() -> None:
-    assert cmd_ingest.where_to_run(_parse()) == cmd_ingest.AUTO
+    assert cmd_ingest.where_to_run(_parse()) == probe.AUTO
     assert cmd_ingest.where_to_run(_parse("--via-workers")) == cmd_ingest.FLEET
     assert cmd_ingest.where_to_run(_parse("--in-process")) == cmd_ingest.IN_PROCESS
 
@@ -51,8 +52,8 @@ def test_chunk_size_spreads_a_small_file_over_the_workers(
 
 
 def test_probe_without_a_broker_says_so_quickly() -> None:
-    assert probe.no_ingest_worker_reason(object(), None) == "Redis (the broker) is not running"
-    why = probe.no_ingest_worker_reason(object(), "redis://127.0.0.1:1/0", timeout_s=0.2)
+    assert probe.no_consumer_reason(object(), None, "ingest", timeout_s=0.2) == "Redis (the broker) is not running"
+    why = probe.no_consumer_reason(object(), "redis://127.0.0.1:1/0", "ingest", timeout_s=0.2)
     assert why == "the broker (Redis) does not answer"
 
 
@@ -77,9 +78,9 @@ def test_probe_stops_at_the_first_ingest_consumer(monkeypatch: pytest.MonkeyPatc
             return contextlib.nullcontext(None)
 
     monkeypatch.setattr(probe, "_redis_answers", lambda url, timeout_s: True)
-    assert probe.no_ingest_worker_reason(App(), "redis://x/0") is None
+    assert probe.no_consumer_reason(App(), "redis://x/0", "ingest", timeout_s=0.5) is None
     assert seen == ["webhooks@h", "default@h"]
-    assert "'nosuch' queue" in (probe.no_ingest_worker_reason(App(), "redis://x/0", queue="nosuch") or "")
+    assert "'nosuch' queue" in (probe.no_consumer_reason(App(), "redis://x/0", "nosuch", timeout_s=0.5) or "")
 
 
 def test_the_fleet_path_imports_no_model_runtime() -> None:
@@ -88,7 +89,7 @@ def test_the_fleet_path_imports_no_model_runtime() -> None:
     import subprocess
 
     code = (
-        "import sys; from tempr.cli import cmd_ingest; from tempr.ingest import fleet, probe, imports; "
+        "import sys; from tempr.cli import cmd_ingest, fleet_probe; from tempr.ingest import fleet, imports; "
         "heavy = [m for m in ('onnxruntime', 'torch', 'spacy', 'tempr.ingest.pipeline', 'numpy') if m in sys.modules]; "
         "print(','.join(heavy))"
     )

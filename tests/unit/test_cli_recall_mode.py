@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from config.errors import ServiceUnavailable
-from tempr.cli import cmd_recall
+from tempr.cli import cmd_recall, fleet_probe
 from tempr.cli.main import _COMMANDS, _MODULES, build_parser, main
 from tempr.recall.models import RecallResponse
 
@@ -21,7 +21,7 @@ def _args(*extra: str) -> argparse.Namespace:
 
 
 def test_flags_choose_where_the_recall_runs() -> None:
-    assert cmd_recall.where_to_run(_args()) == cmd_recall.AUTO
+    assert cmd_recall.where_to_run(_args()) == fleet_probe.AUTO
     assert cmd_recall.where_to_run(_args("--via-workers")) == cmd_recall.FLEET
     assert cmd_recall.where_to_run(_args("--in-process")) == cmd_recall.IN_PROCESS
 
