@@ -45,7 +45,11 @@ def test_without_a_worker_recall_runs_in_process_and_says_so(resources: Any, sam
     done = _tempr("recall", "--bank", sample_bank, QUERY, "--json", TEMPR_BROKER_URL=idle_broker)
     assert done.returncode == 0, done.stderr
     notice = [line for line in done.stderr.splitlines() if line.startswith("tempr recall:")]
-    assert len(notice) == 1 and "no worker consuming the 'fuse' queue answered" in notice[0] and "`tempr services up`" in notice[0]
+    assert (
+        len(notice) == 1
+        and "no worker consuming the 'fuse' queue answered" in notice[0]
+        and "`tempr services up`" in notice[0]
+    )
     response = json.loads(done.stdout)
     assert response["results"] and "queue.start" not in response["timings_ms"]
 
