@@ -17,7 +17,7 @@ from celery.exceptions import SecurityWarning
 from celery.signals import celeryd_after_setup, task_revoked, worker_init, worker_process_init, worker_ready
 
 from config.celery import celery_config, make_celery
-from workers import control, job_context, telemetry
+from workers import control, job_context, result_waiters, telemetry
 from workers.resources import get_resources
 
 TASK_MODULES = ["tasks.ingest", "tasks.recall", "tasks.retrieve", "tasks.fuse", "tasks.rerank", "tasks.webhooks"]
@@ -114,6 +114,7 @@ def _before_fork(sender: Any = None, **_: object) -> None:
     once, in the parent, before the pool forks: children share them (copy-on-write), and a child
     that replaces a killed or recycled one is ready in well under a second instead of loading a
     model. No inference runs in the parent (a thread pool started before fork is not fork-safe)."""
+    result_waiters.never_wait(app.backend)  # this process never waits on a result (see the module)
     if "prefork" in str(getattr(sender, "pool_cls", "")).lower() and _consumes(app, "fuse"):
         _warm_temporal()
         get_resources().embedder  # noqa: B018 - the property loads the weights
