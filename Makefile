@@ -51,8 +51,10 @@ bench: install
 	$(TEMPR) bench all
 
 # The fault matrix against a private real stack (bounded: 30 min); its table goes to RELIABILITY.md.
+# Then the fuzz run and the idempotency races (`make fuzz`): issue 10's targets in one command.
 faults: install
 	timeout 1800 $(PY) -m bench.faults
+	$(MAKE) fuzz
 
 # >= 10,000 schemathesis-generated requests against a real gateway + worker (0 responses >= 500),
 # then the idempotency races at 1,000 rounds (0 leaks, 0 cross-tenant answers). Own temp stack.

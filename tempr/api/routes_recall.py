@@ -42,7 +42,7 @@ async def recall(
     response: Response,
     idempotency_key: str | None = IDEMPOTENCY,
     who: Principal = RECALLER,
-) -> RecallResponse | JSONResponse:
+) -> RecallResponse | JSONResponse | Response:
     """Enqueue the recall and wait for it: up to TEMPR_API_WAIT_TIMEOUT_S or the request's deadline,
     whichever comes first; then 504 with the job id. A cached answer is returned at once, without
     the workers (requests with a callback_url or an Idempotency-Key always go through them). The
@@ -50,8 +50,8 @@ async def recall(
     gw = gateway(request)
     if idempotency_key is None:
         cached = await run_in_threadpool(gw.from_cache, bank_id, body, who.tenant)
-        if cached is not None:  # already a response's JSON: sent as it is, not validated again
-            return JSONResponse(cached[1], headers={"X-Tempr-Job-Id": cached[0]})
+        if cached is not None:  # already a response's JSON bytes: sent as they are, not validated again
+            return Response(cached[1], media_type="application/json", headers={"X-Tempr-Job-Id": cached[0]})
     job = await run_in_threadpool(gw.enqueue, bank_id, body, idempotency_key, who.tenant)
     response.headers["X-Tempr-Job-Id"] = job.id
     wait = min(gw.settings.api_wait_timeout_s, max(0.0, job.deadline + job.grace_s - time.time()))

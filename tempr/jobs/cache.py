@@ -44,6 +44,20 @@ def cache_key(bank_id: str, version: int, request: RecallRequest, settings: Sett
     return recall_cache_key(bank_id, version, settings_fingerprint(settings), request_hash(request))
 
 
+def stamp_hit(raw: bytes, lookup_ms: float) -> bytes | None:
+    """A cached answer's JSON with this hit's ``cache`` and ``timings_ms`` added, without parsing it.
+
+    ``RecallCache.set`` writes a compact JSON object without those two keys, so appending them
+    before its closing brace gives the response a parse and a re-serialisation would (about 40 KB
+    for a ``mid`` answer: most of a hit's cost). None for anything not shaped like such an entry
+    (the caller then treats the entry as unreadable)."""
+    body = raw.strip()
+    if not (body.startswith(b'{"') and body.endswith(b"}")):
+        return None
+    stamps = json.dumps({"cache_lookup": lookup_ms, "total": lookup_ms}, separators=(",", ":"))
+    return body[:-1] + b',"cache":"hit","timings_ms":' + stamps.encode() + b"}"
+
+
 class RecallCache:
     """get/set with TTL over an optional Redis client; None or an unreachable Redis means no cache."""
 
@@ -52,7 +66,8 @@ class RecallCache:
         self.ttl_s = ttl_s
         self.breaker = breaker or Breaker()
 
-    def get(self, key: str | None) -> dict[str, Any] | None:
+    def get_raw(self, key: str | None) -> bytes | None:
+        """The stored answer as the JSON bytes it was written as (no ``cache``/``timings_ms``)."""
         if self.redis is None or key is None or not self.breaker.allows():
             return None
         try:
@@ -61,6 +76,10 @@ class RecallCache:
             self.breaker.trip()
             log.warning("recall cache unavailable, treating as a miss: %s", exc)
             return None
+        return None if raw is None else bytes(raw)
+
+    def get(self, key: str | None) -> dict[str, Any] | None:
+        raw = self.get_raw(key)
         if raw is None:
             return None
         try:

@@ -245,6 +245,7 @@ def test_ingest_recall_cache_and_delete_over_http(api: httpx.Client, bank_id: st
     hit = api.post(RECALL.format(bank_id), json=body)
     job = api.get(f"/v1/jobs/{hit.headers['X-Tempr-Job-Id']}").json()
     assert job["status"] == "succeeded" and job["result"]["cache"] == "hit"
+    assert job["result"] == hit.json() and job["bank_id"] == bank_id  # the record keeps the answer sent
     keyed = api.post(RECALL.format(bank_id), json=body, headers={"Idempotency-Key": f"k-{bank_id}"}).json()
     assert keyed["cache"] == "hit" and "queue.start" in keyed["timings_ms"]  # keyed requests: through the workers
     api.post(f"/v1/default/banks/{bank_id}/facts", json=[{"id": "3", "text": "Zed also plays the viola."}])

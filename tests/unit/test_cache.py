@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from config.settings import Settings
-from tempr.jobs.cache import RecallCache, cache_key, request_hash
+from tempr.jobs.cache import RecallCache, cache_key, request_hash, stamp_hit
 from tempr.jobs.records import JobStore
 from tempr.jobs.redis_client import cache_redis
 from tempr.recall.models import RecallRequest
@@ -114,3 +117,31 @@ def test_unreadable_entry_is_dropped() -> None:
     fake = DictRedis()
     fake.data["k"] = b"{not json"
     assert RecallCache(fake, 60).get("k") is None
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@given(
+    st.dictionaries(st.text().filter(lambda k: k not in ("cache", "timings_ms")), _JSON, min_size=1), st.floats(0, 1e4)
+)
+def test_a_hit_spliced_into_the_stored_json_is_what_parsing_and_stamping_would_send(
+    answer: dict[str, Any], lookup_ms: float
+) -> None:
+    cache = RecallCache(DictRedis(), 60)
+    cache.set("k", {**answer, "cache": "miss", "timings_ms": {"total": 99.0}})
+    raw = cache.get_raw("k")
+    assert raw is not None
+    sent = stamp_hit(raw, lookup_ms)
+    assert sent is not None
+    stamps = {"cache_lookup": lookup_ms, "total": lookup_ms}
+    assert json.loads(sent) == {**answer, "cache": "hit", "timings_ms": stamps}
+
+
+def test_an_entry_not_shaped_like_a_stored_answer_is_not_stamped() -> None:
+    for raw in (b"", b"{}", b"[1]", b"null", b'{"a": 1'):
+        assert stamp_hit(raw, 1.0) is None
