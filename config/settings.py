@@ -187,6 +187,10 @@ class Settings(BaseSettings):
     auth: Literal["on", "off"] = "on"
     """API keys on every HTTP route and on send_task recalls/ingests (`tempr keys create`). "off"
     only by explicit choice: every caller may then read and write every bank (warned at each start)."""
+    auth_cache_s: float = Field(default=2.0, ge=0)
+    """How long a gateway process trusts an API key it has checked (``tempr.auth.KeyCache``). A
+    revoked key stops working within this on every gateway, at once on the one that revoked it.
+    0: every request checks its key in PostgreSQL."""
     api_key: str | None = None
     """The key the CLI and the Python client send; None: read from <state_dir>/api_key (made by `make demo`)."""
     max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from celery import Celery
 from fastapi import Request
 
 from config.settings import Settings
+from tempr.auth import KeyCache
 from tempr.bank_ids import check_bank_id
 from tempr.client import RecallJob, job_request_hash, recall_async
 from tempr.jobs.cache import RecallCache, cache_key, stamp_hit
@@ -24,6 +25,10 @@ from tempr.store.banks_repo import require_bank
 class Gateway:
     celery_app: Celery
     resources: Any  # the process's resources (workers.resources.Resources): settings, endpoints, engine, models
+    keys: KeyCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.keys = KeyCache(self.settings.auth_cache_s)
 
     @property
     def settings(self) -> Settings:

@@ -61,10 +61,12 @@ async def listing(request: Request, who: Principal = ADMIN) -> dict[str, Any]:
 
 @router.delete("/v1/keys/{key_id}", responses={**_ERRORS, 404: {"description": "no live key of this tenant"}})
 async def delete(key_id: str, request: Request, who: Principal = ADMIN) -> dict[str, Any]:
-    """Revoke one of the caller's tenant's keys (from the next request on)."""
+    """Revoke one of the caller's tenant's keys: refused from the next request on by this gateway, within
+    TEMPR_AUTH_CACHE_S (2 s) by any other."""
     tenant = _tenant(who)
     engine = gateway(request).resources.engine
     owned = {k["id"] for k in await run_in_threadpool(list_keys, engine, tenant) if not k["revoked_at"]}
     if key_id not in owned or not await run_in_threadpool(revoke, engine, key_id):
         raise NotFound(f"no live key {key_id!r}")
+    gateway(request).keys.clear()  # this gateway stops trusting it now; others within TEMPR_AUTH_CACHE_S
     return {"id": key_id, "revoked": True}

@@ -32,7 +32,12 @@ async def principal(
     if gw.settings.auth == "off":
         return ANONYMOUS
     raw = bearer.credentials if bearer is not None else api_key
-    return await run_in_threadpool(authenticate, gw.resources.engine, raw)
+    known = gw.keys.get(raw)  # checked in the last TEMPR_AUTH_CACHE_S seconds
+    if known is not None:
+        return known
+    who = await run_in_threadpool(authenticate, gw.resources.engine, raw)
+    gw.keys.put(raw or "", who)
+    return who
 
 
 def role(name: str) -> Callable[..., Any]:

@@ -47,3 +47,26 @@ def test_auth_off_is_warned(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     assert not warn_if_off(Settings(state_dir=tmp_path), "x")
     assert warn_if_off(Settings(state_dir=tmp_path, auth="off"), "tempr api")
     assert "TEMPR_AUTH=off" in capsys.readouterr().err
+
+
+def test_the_key_cache_trusts_a_checked_key_for_its_ttl_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tempr import auth
+
+    now = [1000.0]
+    monkeypatch.setattr(auth.time, "monotonic", lambda: now[0])
+    cache = auth.KeyCache(ttl_s=2.0, max_entries=3)
+    who = auth.Principal("t", "k1", ("b*",), frozenset({"recall"}))
+    assert cache.get("tk_a") is None and cache.get(None) is None
+    cache.put("tk_a", who)
+    assert cache.get("tk_a") is who and cache.get("tk_b") is None
+    now[0] += 2.5
+    assert cache.get("tk_a") is None  # past the TTL: checked in PostgreSQL again
+    cache.put("tk_a", who)
+    cache.clear()  # a revocation on this gateway
+    assert cache.get("tk_a") is None
+    for i in range(4):  # bounded: a burst of distinct keys starts the cache over
+        cache.put(f"tk_{i}", who)
+    assert len(cache._entries) <= 3
+    off = auth.KeyCache(ttl_s=0)
+    off.put("tk_a", who)
+    assert off.get("tk_a") is None
