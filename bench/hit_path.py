@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         steps = _steps("hits", key, body, 300)
         load = os.getloadavg()
         lines = [
-            f"`python -m bench.hit_path --hits {args.hits}`: {report.machine_line()}. Load average "
+            f"`python -m bench.hit_path --hits {args.hits}`: {report.machine_line()} Load average "
             f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}. Private stack as `make faults`, authentication on; "
             f"one client, one kept-alive connection; the sample bank, budget mid, an answer of "
             f"{len(first['results'])} memories ({size / 1024:.0f} KiB of JSON).",
