@@ -9,13 +9,17 @@ on a free port, started with the Debian ``rabbitmq-server`` script.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +31,12 @@ from tempr.services import manager, process
 from tempr.services.workers import RECALL_QUEUES, WEBHOOK_POOL, WEBHOOK_QUEUES, DetachedWorkers
 
 REPO = Path(__file__).resolve().parents[1]
+SAMPLE_BANK = REPO / "tempr" / "data" / "sample_bank.jsonl"
+
+
+def sample_facts() -> list[dict[str, object]]:
+    """The sample bank's facts (what `make demo` ingests), as the ingest route takes them."""
+    return [json.loads(line) for line in SAMPLE_BANK.read_text().splitlines() if line.strip()]
 
 
 children = process.children
@@ -220,3 +230,20 @@ class FaultStack:
 
     def start_postgres(self) -> None:
         manager.embedded_postgres(self.settings).up()
+
+
+@contextmanager
+def private_stack(prefix: str, stack_cls: type[FaultStack] = FaultStack) -> Iterator[FaultStack]:
+    """A private stack in a fresh state folder, up for the block, then down and its folder removed.
+
+    This process's environment is pointed at the folder first, so what it imports afterwards
+    (settings, resources) talks to this stack."""
+    state = Path(tempfile.mkdtemp(prefix=prefix))
+    os.environ.update({"TEMPR_STATE_DIR": str(state), "PROMETHEUS_MULTIPROC_DIR": str(state / "metrics")})
+    stack = stack_cls(state)
+    try:
+        stack.up()
+        yield stack
+    finally:
+        stack.down()
+        shutil.rmtree(state, ignore_errors=True)

@@ -77,15 +77,12 @@ def _environment(state: Path, timeout_s: float) -> None:
 
 def _seed(api: str, bank: str, timeout_s: float) -> dict[str, list[str]]:
     """Ingest the sample bank over HTTP; the baseline answer of every query, before any fault."""
-    import json
-
     import httpx
 
     from bench.fault_load import QUERIES, recall_body
+    from bench.fault_stack import sample_facts
 
-    sample = Path(__file__).resolve().parents[1] / "tempr" / "data" / "sample_bank.jsonl"
-    facts = [json.loads(line) for line in sample.read_text().splitlines() if line.strip()]
-    httpx.post(f"{api}/v1/default/banks/{bank}/facts", json=facts, timeout=300).raise_for_status()
+    httpx.post(f"{api}/v1/default/banks/{bank}/facts", json=sample_facts(), timeout=300).raise_for_status()
     baseline = {}
     for query in QUERIES:
         for _ in range(5):  # the first recalls on a cold worker may pass the deadline

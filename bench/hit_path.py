@@ -15,16 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from bench.fault_stack import FaultStack
+from bench.fault_stack import FaultStack, private_stack, sample_facts
 
 
 class _AuthStack(FaultStack):
@@ -92,8 +89,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="write the section into BENCHMARKS.md")
     args = parser.parse_args(argv)
 
-    state = Path(tempfile.mkdtemp(prefix="tempr-hits-"))
-    os.environ.update({"TEMPR_STATE_DIR": str(state), "PROMETHEUS_MULTIPROC_DIR": str(state / "metrics")})
     import httpx
 
     from bench import report
@@ -101,13 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     from tempr.auth import create_key
     from workers.resources import get_resources
 
-    stack = _AuthStack(state)
-    try:
-        stack.up()
+    with private_stack("tempr-hits-", _AuthStack) as stack:
         key = create_key(get_resources().engine, "bench", ["hits"], ["recall", "ingest"]).key
         headers = {"Authorization": f"Bearer {key}"}
-        sample = Path(__file__).resolve().parents[1] / "tempr" / "data" / "sample_bank.jsonl"
-        facts = [json.loads(line) for line in sample.read_text().splitlines() if line.strip()]
+        facts = sample_facts()
         body = recall_body("Where does Alice work?", 30)
         url = f"{stack.api}/v1/default/banks/hits/memories/recall"
         with httpx.Client(timeout=60, headers=headers) as http:
@@ -144,9 +136,6 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
         if args.write:
             report.write_section("cache-hits-gateway", text)
-    finally:
-        stack.down()
-        shutil.rmtree(state, ignore_errors=True)
     return 0
 
 

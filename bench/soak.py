@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -52,19 +50,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    state = Path(tempfile.mkdtemp(prefix="tempr-soak-"))
-    os.environ.update({"TEMPR_STATE_DIR": str(state), "PROMETHEUS_MULTIPROC_DIR": str(state / "metrics")})
     import httpx
     import redis
 
     from bench.fault_load import QUERIES, recall_body
-    from bench.fault_stack import FaultStack
+    from bench.fault_stack import private_stack
     from bench.faults import _seed
     from tempr.services import manager
 
-    stack = FaultStack(state)
-    try:
-        stack.up()
+    with private_stack("tempr-soak-") as stack:
         _seed(stack.api, "soak", 30)
         url = manager.resolve_endpoints(stack.settings).redis_url
 
@@ -121,9 +115,6 @@ def main(argv: list[str] | None = None) -> int:
             if not args.out.exists():
                 args.out.write_text("# Reliability\n\n")
             write_section("resources", head + "\n".join(lines), path=args.out)
-    finally:
-        stack.down()
-        shutil.rmtree(state, ignore_errors=True)
     return 0
 
 
