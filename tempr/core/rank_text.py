@@ -41,8 +41,8 @@ def tokens(text: str) -> list[str]:
 
 def padded(text: str) -> str:
     """The tokens space-joined and space-padded, so ``f" {token} " in padded(text)`` is a whole-token test."""
-    if text.isascii():
-        return f" {text.translate(_ASCII)} "  # runs of spaces between tokens are harmless
+    if text.isascii():  # one space between tokens: a multi-word name must meet "alice, smith" too
+        return f" {' '.join(text.translate(_ASCII).split())} "
     return f" {' '.join(WORD.findall(text.lower()))} "
 
 
