@@ -10,6 +10,7 @@ STAGES = (
     "embed",
     "entities",
     "write_units",
+    "analyze",
     "link_semantic",
     "link_temporal",
     "write_entities",

@@ -123,6 +123,33 @@ def insert_units(conn: Connection, text_config: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+STATS_MIN_UNITS = 1_000
+"""Below this many memories a bank's link queries are cheap whatever plan PostgreSQL picks."""
+
+
+def refresh_stale_stats(conn: Connection, bank_id: str) -> bool:
+    """ANALYZE ``memory_units`` when the planner's row estimate for the bank is under half its size.
+
+    The link queries run once per staged fact (an HNSW k-NN, a date-range scan). With stale
+    statistics a bank that grew since the last ANALYZE looks like one row to the planner, which
+    then reads *every* memory of the bank for each staged fact: measured 4.6 s instead of 0.55 s
+    for 2,000 facts into a 6,000-memory bank, and quadratic beyond (autovacuum re-analyses only
+    after 10 % of the whole table changed, and never sees a publish's uncommitted rows). ANALYZE
+    inside this transaction counts its own inserts, so it also holds across a publish's blocks.
+    Only the columns the link and recall filters read are sampled. Returns whether it ran.
+    """
+    size = conn.execute(text("SELECT unit_count FROM banks WHERE id = :b"), {"b": bank_id}).scalar()
+    if not size or size < STATS_MIN_UNITS:
+        return False
+    plan = conn.execute(
+        text("EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_units WHERE bank_id = :b"), {"b": bank_id}
+    ).scalar_one()
+    if float(plan[0]["Plan"]["Plan Rows"]) * 2 >= size:
+        return False
+    conn.execute(text("ANALYZE memory_units (bank_id, event_date, mentioned_at, occurred_start, fact_type)"))
+    return True
+
+
 def bank_has_units(conn: Connection, bank_id: str) -> bool:
     return bool(
         conn.execute(text("SELECT EXISTS (SELECT 1 FROM memory_units WHERE bank_id = :b)"), {"b": bank_id}).scalar()

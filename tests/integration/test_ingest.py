@@ -109,3 +109,42 @@ def test_ingest_task_through_a_worker(resources, worker, bank_id: str) -> None:
     assert bad["line"] == 1 and bad["field"] == "text"
     anonymous = app.send_task("tempr.ingest.facts", args=[bank_id, facts]).get(timeout=60)
     assert anonymous["error"] == "AuthError" and anonymous["field"] == "authorization"
+
+
+def test_a_grown_bank_gets_fresh_planner_statistics_before_its_link_queries(
+    resources, bank_id: str, monkeypatch
+) -> None:
+    """Stale statistics made each staged fact's link query read the whole bank (quadratic ingest).
+
+    Two blocks written in one transaction, as a publish does: the second block finds the
+    planner believing the (new, uncommitted) bank holds about one row and refreshes the
+    statistics first; afterwards the estimate is the bank's size and nothing runs again."""
+    from tempr.ingest.pipeline import IngestReport, prepare_rows
+    from tempr.ingest.write import write_batch
+    from tempr.store import ingest_repo
+
+    monkeypatch.setattr(ingest_repo, "STATS_MIN_UNITS", 20)
+
+    def estimate(conn) -> float:
+        plan = conn.execute(
+            text("EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_units WHERE bank_id = :b"), {"b": bank_id}
+        ).scalar_one()
+        return float(plan[0]["Plan"]["Plan Rows"])
+
+    deps = _deps(resources)
+    blocks = [
+        parse_array([{"id": f"{b}-{i}", "text": f"Note {i} of block {b} about topic {i % 7}."} for i in range(40)])
+        for b in range(2)
+    ]
+    with resources.engine.connect() as conn:
+        tx = conn.begin()
+        try:
+            for facts in blocks:
+                report = IngestReport(bank_id, received=len(facts))
+                rows, names = prepare_rows(bank_id, facts, deps, report, None)
+                write_batch(conn, bank_id, rows, names, [], deps.settings, report)
+            assert "analyze" in report.stages  # the second block refreshed the statistics
+            assert estimate(conn) >= 40
+            assert ingest_repo.refresh_stale_stats(conn, bank_id) is False  # fresh now: not again
+        finally:
+            tx.rollback()
