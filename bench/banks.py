@@ -9,6 +9,7 @@ all its facts is reused as it is: reruns skip the ingest.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,7 +67,14 @@ def ensure_bank(
     start: int = 0,
     force: bool = False,
 ) -> BankBuild:
-    """Bank of synthetic facts start..n-1; ingest whatever is missing. Returns what this call did."""
+    """Bank of synthetic facts start..n-1; ingest whatever is missing. Returns what this call did.
+
+    Streams one embedding-cache chunk (10,000 facts) at a time, so memory stays flat at any
+    size (a 1,000,000-fact bank never holds more than two chunks), and embeds the next chunk
+    on a thread while this one is written: ONNX Runtime releases the GIL, so the model and
+    PostgreSQL work at once. Ingest is idempotent by fact id, so an interrupted build resumes:
+    facts already in the bank are skipped after one id lookup per batch.
+    """
     from tempr.ingest.facts import parse_array
     from tempr.ingest.pipeline import IngestDeps, ingest_facts
 
@@ -76,19 +84,25 @@ def ensure_bank(
     if have >= want:
         return BankBuild(bank, want, 0, 0.0, 0.0, 0)
     before_embed, before_embedded = cache.embed_s, cache.embedded
-    with bar(-(-n // embcache.CHUNK) * embcache.CHUNK, f"embeddings for {n:,} facts (cached on disk)", "fact") as b:
-        vectors = cache.vectors(n, seed, b)
-    facts = list(synthetic.facts(n, seed, start=start))
-    embedder = embcache.CachedEmbedder.for_facts([f["text"] for f in facts], vectors[start:n], lambda: res.embedder)
-    deps = IngestDeps(res.engine, embedder, res.extractor, res.settings)
     inserted, ingest_s = 0, 0.0
+    first, last = start // embcache.CHUNK, -(-n // embcache.CHUNK)
     log(f"ingesting {want:,} synthetic facts into {bank} ({have:,} already there)")
-    with bar(want, f"ingest {bank}", "fact") as b:
-        for lo in range(0, want, BATCH):
-            batch = parse_array(facts[lo : lo + BATCH])
-            t = time.perf_counter()
-            report = ingest_facts(bank, batch, deps)
-            ingest_s += time.perf_counter() - t
-            inserted += report.inserted
-            b.update(len(batch))
+    with ThreadPoolExecutor(1, thread_name_prefix="embed-ahead") as ahead, bar(want, f"ingest {bank}", "fact") as b:
+        pending = ahead.submit(cache.chunk, seed, first)
+        for c in range(first, last):
+            vectors = pending.result()
+            if c + 1 < last:
+                pending = ahead.submit(cache.chunk, seed, c + 1)
+            lo, hi = max(start, c * embcache.CHUNK), min(n, (c + 1) * embcache.CHUNK)
+            facts = list(synthetic.facts(hi, seed, start=lo))
+            table = vectors[lo - c * embcache.CHUNK : hi - c * embcache.CHUNK]
+            embedder = embcache.CachedEmbedder.for_facts([f["text"] for f in facts], table, lambda: res.embedder)
+            deps = IngestDeps(res.engine, embedder, res.extractor, res.settings)
+            for a in range(0, len(facts), BATCH):
+                batch = parse_array(facts[a : a + BATCH])
+                t = time.perf_counter()
+                report = ingest_facts(bank, batch, deps)
+                ingest_s += time.perf_counter() - t
+                inserted += report.inserted
+                b.update(len(batch))
     return BankBuild(bank, want, inserted, ingest_s, cache.embed_s - before_embed, cache.embedded - before_embedded)

@@ -22,6 +22,13 @@ from bench.metrics import percentile
 from bench.progress import bar, log
 
 TARGET = 1_000_000
+
+
+def target(sizes: list[int] | tuple[int, ...]) -> int:
+    """The size the extrapolated column is for: 1M, or ten times the largest bank once 1M is measured."""
+    return TARGET if max(sizes) < TARGET else 10 * max(sizes)
+
+
 STAGES = (
     ("analyse", "analysis"),
     ("strategy.semantic", "semantic"),
@@ -226,6 +233,7 @@ def _stage_points(result: ScaleResult, budget: str, key: str) -> dict[int, float
 def render(result: ScaleResult) -> str:
     cfg = result.cfg
     sizes = list(cfg.sizes)
+    TARGET = target(sizes)  # noqa: N806 - the module constant, or past it once measured
     lines = [
         "## Scale: latency and memory against bank size",
         "",
@@ -276,6 +284,7 @@ def render(result: ScaleResult) -> str:
 
 def _storage_lines(result: ScaleResult) -> list[str]:
     sizes = list(result.cfg.sizes)
+    TARGET = target(sizes)  # noqa: N806
     keys = [*TABLES, "hnsw index (part of memory_units)"]
     rows = []
     for key in keys:
@@ -311,6 +320,7 @@ def _mib(value: float) -> str:
 
 def _verdict(result: ScaleResult, dominant: dict[str, tuple[str, float]]) -> list[str]:
     sizes = list(result.cfg.sizes)
+    TARGET = target(sizes)  # noqa: N806
     out = ["### Where the time goes, and where it breaks", ""]
     for budget, (name, value) in dominant.items():
         out.append(
@@ -401,8 +411,9 @@ def plot(result: ScaleResult, path: Any) -> None:
     budget = "mid" if "mid" in result.cfg.budgets else result.cfg.budgets[0]
     stages = {label: _stage_points(result, budget, key) for key, label in STAGES if key != "strategies"}
     stages = {k: v for k, v in stages.items() if all(x == x and x > NEGLIGIBLE_MS for x in v.values())}
-    ext = {k: {TARGET: fit(v, TARGET)[0]} for k, v in stages.items()}
     sizes = list(result.cfg.sizes)
+    TARGET = target(sizes)  # noqa: N806
+    ext = {k: {TARGET: fit(v, TARGET)[0]} for k, v in stages.items()}
     keep = ("memory_units", "hnsw index (part of memory_units)", "memory_links", "unit_entities")
     store = {k: {n: result.storage[n].get(k, 0.0) / 2**20 for n in sizes} for k in keep}
     store["total"] = {n: sum(result.storage[n].get(t, 0.0) for t in TABLES) / 2**20 for n in sizes}
@@ -411,7 +422,12 @@ def plot(result: ScaleResult, path: Any) -> None:
         per_fact = v[sizes[-1]] / max(result.storage[sizes[-1]]["rows"], 1)
         store_ext[k] = {TARGET: per_fact * TARGET}
     plots.scale_figure(
-        stages, ext, store, store_ext, path, "tempr at scale: measured sizes, and 1M facts extrapolated (dotted)"
+        stages,
+        ext,
+        store,
+        store_ext,
+        path,
+        f"tempr at scale: measured sizes, and {TARGET:,} facts extrapolated (dotted)",
     )
 
 
