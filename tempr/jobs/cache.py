@@ -44,6 +44,17 @@ def cache_key(bank_id: str, version: int, request: RecallRequest, settings: Sett
     return recall_cache_key(bank_id, version, settings_fingerprint(settings), request_hash(request))
 
 
+def stamp(raw: bytes, cache: str, timings_ms: dict[str, float]) -> bytes | None:
+    """``raw`` (a compact JSON object without ``cache``/``timings_ms``) with those two keys appended.
+
+    None for anything not shaped like such an object."""
+    body = raw.strip()
+    if not (body.startswith(b'{"') and body.endswith(b"}")):
+        return None
+    stamps = json.dumps({"cache": cache, "timings_ms": timings_ms}, separators=(",", ":"))
+    return body[:-1] + b"," + stamps[1:].encode()
+
+
 def stamp_hit(raw: bytes, lookup_ms: float) -> bytes | None:
     """A cached answer's JSON with this hit's ``cache`` and ``timings_ms`` added, without parsing it.
 
@@ -51,11 +62,7 @@ def stamp_hit(raw: bytes, lookup_ms: float) -> bytes | None:
     before its closing brace gives the response a parse and a re-serialisation would (about 40 KB
     for a ``mid`` answer: most of a hit's cost). None for anything not shaped like such an entry
     (the caller then treats the entry as unreadable)."""
-    body = raw.strip()
-    if not (body.startswith(b'{"') and body.endswith(b"}")):
-        return None
-    stamps = json.dumps({"cache_lookup": lookup_ms, "total": lookup_ms}, separators=(",", ":"))
-    return body[:-1] + b',"cache":"hit","timings_ms":' + stamps.encode() + b"}"
+    return stamp(raw, "hit", {"cache_lookup": lookup_ms, "total": lookup_ms})
 
 
 class RecallCache:
@@ -89,11 +96,15 @@ class RecallCache:
             return None
 
     def set(self, key: str | None, response: dict[str, Any]) -> bool:
+        stored = {k: v for k, v in response.items() if k not in ("cache", "timings_ms")}
+        return self.set_raw(key, json.dumps(stored, separators=(",", ":")).encode())
+
+    def set_raw(self, key: str | None, stored: bytes) -> bool:
+        """Store an answer already serialised as compact JSON without ``cache``/``timings_ms``."""
         if self.redis is None or key is None or self.ttl_s <= 0 or not self.breaker.allows():
             return False
-        stored = {k: v for k, v in response.items() if k not in ("cache", "timings_ms")}
         try:
-            self.redis.set(key, json.dumps(stored, separators=(",", ":")), ex=self.ttl_s)
+            self.redis.set(key, stored, ex=self.ttl_s)
         except (RedisError, OSError) as exc:
             self.breaker.trip()
             log.warning("recall cache unavailable, not storing: %s", exc)

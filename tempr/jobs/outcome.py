@@ -7,13 +7,14 @@ The job record is written, the answer cached, the webhook dispatched and the out
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from config.errors import RecallTimeout
 from tempr.core.timeutil import ms
-from tempr.jobs.cache import RecallCache
+from tempr.jobs.cache import RecallCache, stamp
 from tempr.jobs.envelope import JobEnvelope
 from tempr.jobs.joblog import log_job_end
 from tempr.jobs.records import JobStore, error_dict
@@ -70,11 +71,16 @@ def succeed_job(ends: JobEnds, env: JobEnvelope, response: RecallResponse, *, ca
     check_deadline(env, "returning the result")
     response.cache = "hit" if cached else "miss"
     response.timings_ms["total"] = ms(time.time() - env.enqueued_at)
-    out = response.model_dump(mode="json")
+    # Serialised once (pydantic's serialiser, ~5x the standard library's speed on a 40 KB answer):
+    # the cache stores these bytes, the job record and the return value add this job's stamps.
+    stored = response.model_dump_json(exclude={"cache", "timings_ms"}).encode()
+    full = stamp(stored, response.cache, response.timings_ms)
+    assert full is not None  # a model always serialises to an object
+    out: dict[str, Any] = json.loads(full)
     if not cached and not response.degraded:  # a degraded answer is not worth pinning for the TTL
-        ends.cache.set(env.cache_key, out)
+        ends.cache.set_raw(env.cache_key, stored)
     ends.observer.succeeded(response, cached=cached)
-    if not ends.store.record_outcome(env.job_id, result=out):
+    if not ends.store.record_outcome(env.job_id, result_json=full):
         return out  # the job had already ended (e.g. failed by the watchdog): that end was logged
     log_job_end(
         "recall",

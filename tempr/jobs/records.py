@@ -55,7 +55,12 @@ final step's result expires after TEMPR_CELERY_RESULT_EXPIRES_S), about a quarte
 
 
 def pack_result(result: dict[str, Any]) -> bytes:
-    return zlib.compress(json.dumps(result, separators=(",", ":")).encode(), 6)
+    return pack_json(json.dumps(result, separators=(",", ":")).encode())
+
+
+def pack_json(answer_json: bytes) -> bytes:
+    """Level 1: about 3x faster than 6 on a 40 KB answer, and the record lives an hour at most."""
+    return zlib.compress(answer_json, 1)
 
 
 def unpack_result(data: dict[str, Any]) -> Any:
@@ -142,7 +147,7 @@ class JobStore:
             "deadline": now,
             "callback_url": "",
             "request_hash": request_hash,
-            RESULT_FIELD: zlib.compress(answer_json, 1),  # level 1: a hit is about speed; same format
+            RESULT_FIELD: pack_json(answer_json),
         }
 
         def run() -> None:
@@ -204,17 +209,25 @@ class JobStore:
         self._safe("mark_running", run)
 
     def record_outcome(
-        self, job_id: str, *, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None
+        self,
+        job_id: str,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        result_json: bytes | None = None,
     ) -> bool:
         """Record the outcome. True when this call made the job terminal (or Redis is unavailable,
-        so the caller should still notify); False when another outcome was recorded first."""
+        so the caller should still notify); False when another outcome was recorded first.
+        ``result_json``: the answer already serialised (``result`` is serialised here)."""
         status = FAILED if error is not None else SUCCEEDED
 
         def run() -> bool:
             if not self.redis.hsetnx(_key(job_id), "final", status):
                 return False
             mapping = {"status": status, "finished_at": time.time()}
-            if result is not None:
+            if result_json is not None:
+                mapping[RESULT_FIELD] = pack_json(result_json)
+            elif result is not None:
                 mapping[RESULT_FIELD] = pack_result(result)
             if error is not None:
                 mapping["error"] = json.dumps(error)

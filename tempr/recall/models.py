@@ -131,7 +131,14 @@ def parse_request(request: Any) -> RecallRequest:
         raise ValidationError(err["msg"].removeprefix("Value error, "), field=field) from None
 
 
+_JSON_LIKE_STDLIB = ConfigDict(ser_json_inf_nan="constants")
+"""Answers are serialised by pydantic (``model_dump_json``, once per job); NaN and infinity come
+out as ``json.dumps`` writes them, as they did when answers went through the standard library."""
+
+
 class RecallScores(BaseModel):
+    model_config = _JSON_LIKE_STDLIB
+
     final: float
     reranker: float | None = None
     semantic: float | None = None
@@ -141,6 +148,8 @@ class RecallScores(BaseModel):
 
 
 class RecallResult(BaseModel):
+    model_config = _JSON_LIKE_STDLIB
+
     id: str
     fact_id: str
     text: str
@@ -171,6 +180,8 @@ class EntityState(BaseModel):
 
 
 class RecallResponse(BaseModel):
+    model_config = _JSON_LIKE_STDLIB
+
     results: list[RecallResult]
     entities: dict[str, EntityState] | None = None
     chunks: dict[str, ChunkData] | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,9 +14,13 @@ from tempr.jobs.outcome import JobEnds
 class FakeStore:
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def record_outcome(self, job_id: str, *, result: Any = None, error: Any = None) -> bool:
+    def record_outcome(
+        self, job_id: str, *, result: Any = None, error: Any = None, result_json: bytes | None = None
+    ) -> bool:
         if job_id in self.outcomes:
             return False
+        if result_json is not None:
+            result = json.loads(result_json)
         self.outcomes[job_id] = {"result": result, "error": error}
         return True
 
@@ -46,6 +51,12 @@ class FakeCache(RecallCache):
         if key is None:
             return False
         self.stored[key] = response
+        return True
+
+    def set_raw(self, key: str | None, stored: bytes) -> bool:
+        if key is None:
+            return False
+        self.stored[key] = json.loads(stored)
         return True
 
 

@@ -27,8 +27,8 @@ class DictRedis:
     def get(self, key: str) -> Any:
         return self.data.get(key)
 
-    def set(self, key: str, value: str, ex: int | None = None, **_: Any) -> bool:
-        self.data[key] = value.encode()
+    def set(self, key: str, value: str | bytes, ex: int | None = None, **_: Any) -> bool:
+        self.data[key] = value if isinstance(value, bytes) else value.encode()
         self.ttl[key] = ex or 0
         return True
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -30,8 +31,24 @@ def test_success_is_recorded_cached_and_stamped() -> None:
     out = succeed_job(ends, _env(cache_key="k"), _response())
     assert out["cache"] == "miss" and out["timings_ms"]["total"] >= 500
     assert ends.store.outcomes["j1"]["result"] == out  # type: ignore[attr-defined]
-    assert ends.cache.stored == {"k": out}  # type: ignore[attr-defined]
+    per_call = ("cache", "timings_ms")
+    assert ends.cache.stored == {"k": {k: v for k, v in out.items() if k not in per_call}}  # type: ignore[attr-defined]
     assert ends.app.sent == []  # no callback_url: no webhook
+
+
+def test_the_answer_is_serialised_once_as_the_standard_library_would() -> None:
+    """One pydantic serialisation feeds the cache, the record and the return value: the same
+    values ``model_dump(mode="json")`` gives, NaN included (written as json.dumps writes it)."""
+    ends = fake_ends()
+    result = {"id": "u1", "fact_id": "f1", "text": 'Ünïcode, "quotes" and a tab\t', "type": "world"}
+    response = _response(
+        results=[{**result, "scores": {"final": 0.5, "reranker": float("nan"), "semantic": 1e-05}}],
+        trace={"features": [[1.0, None]], "nested": {"a": [1, 2]}},
+    )
+    out = succeed_job(ends, _env(cache_key="k"), response)
+    expected = response.model_dump(mode="json")
+    assert json.dumps(out, sort_keys=True) == json.dumps(expected, sort_keys=True)  # NaN == NaN as text
+    assert list(out)[-2:] == ["cache", "timings_ms"]
 
 
 def test_a_degraded_answer_is_not_cached_and_a_hit_is_not_rewritten() -> None:
