@@ -10,7 +10,6 @@ STAGES = (
     "embed",
     "entities",
     "write_units",
-    "analyze",
     "link_semantic",
     "link_temporal",
     "write_entities",

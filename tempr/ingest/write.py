@@ -40,9 +40,6 @@ def write_batch(
         repo.insert_documents(conn, bank_id, [str(r["document_id"]) for r in rows if r["document_id"]])
         repo.insert_chunks(conn, bank_id, chunks)
         repo.stage_batch(conn, rows)
-    if had_units:
-        with t("analyze"):
-            repo.refresh_stale_stats(conn, bank_id)
     with t("link_semantic"):
         semantic = _semantic_links(conn, bank_id, rows, had_units, s)
     with t("link_temporal"):

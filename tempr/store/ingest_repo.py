@@ -9,11 +9,15 @@ before the batch is inserted); links among the batch are computed in memory by
 
 from __future__ import annotations
 
+import heapq
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, text
+
+from tempr.store.recall_filters import set_ann_scan
+from tempr.store.recall_repo import bank_size
 
 _NS = uuid.UUID("6f1e3b1c-5d0a-4c53-9a53-7e6d1f0b2a10")
 
@@ -123,33 +127,6 @@ def insert_units(conn: Connection, text_config: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-STATS_MIN_UNITS = 1_000
-"""Below this many memories a bank's link queries are cheap whatever plan PostgreSQL picks."""
-
-
-def refresh_stale_stats(conn: Connection, bank_id: str) -> bool:
-    """ANALYZE ``memory_units`` when the planner's row estimate for the bank is under half its size.
-
-    The link queries run once per staged fact (an HNSW k-NN, a date-range scan). With stale
-    statistics a bank that grew since the last ANALYZE looks like one row to the planner, which
-    then reads *every* memory of the bank for each staged fact: measured 4.6 s instead of 0.55 s
-    for 2,000 facts into a 6,000-memory bank, and quadratic beyond (autovacuum re-analyses only
-    after 10 % of the whole table changed, and never sees a publish's uncommitted rows). ANALYZE
-    inside this transaction counts its own inserts, so it also holds across a publish's blocks.
-    Only the columns the link and recall filters read are sampled. Returns whether it ran.
-    """
-    size = conn.execute(text("SELECT unit_count FROM banks WHERE id = :b"), {"b": bank_id}).scalar()
-    if not size or size < STATS_MIN_UNITS:
-        return False
-    plan = conn.execute(
-        text("EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_units WHERE bank_id = :b"), {"b": bank_id}
-    ).scalar_one()
-    if float(plan[0]["Plan"]["Plan Rows"]) * 2 >= size:
-        return False
-    conn.execute(text("ANALYZE memory_units (bank_id, event_date, mentioned_at, occurred_start, fact_type)"))
-    return True
-
-
 def bank_has_units(conn: Connection, bank_id: str) -> bool:
     return bool(
         conn.execute(text("SELECT EXISTS (SELECT 1 FROM memory_units WHERE bank_id = :b)"), {"b": bank_id}).scalar()
@@ -159,28 +136,62 @@ def bank_has_units(conn: Connection, bank_id: str) -> bool:
 Candidates = dict[str, list[tuple[float, str, float]]]
 
 
+def _planner(conn: Connection, **settings: str) -> None:
+    """Planner settings for the rest of the transaction (``SET LOCAL`` semantics)."""
+    for name, value in settings.items():
+        conn.execute(text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
+
+
+# The two link queries run once per staged fact, so their plans must not depend on statistics:
+# a bank that grew since the last ANALYZE (or inside a publish's own transaction, which
+# autovacuum never sees) looks like one row to the planner, which then read every memory of
+# the bank for each staged fact (2,000 facts into a 6,000-memory bank: 4.6 s instead of 0.55 s;
+# quadratic beyond). Each query is written so that the plan wanted is the only one without a
+# sort, and sorting is switched off while it runs; no ANALYZE (whose lock a long publish would
+# hold against every other import).
+
+
+LINK_EXACT_MAX_UNITS = 5_000
+"""Exact k-NN per staged fact costs about 0.2 us per bank memory (2,000 facts into a 6,000-memory
+bank: 5.8 s), the HNSW walk about 0.3 ms whatever the size (0.55 s): past a few thousand memories
+the index wins by far. (Recall searches exactly up to 20,000: one query, where exactness is
+worth more than throughput.)"""
+
+
 def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: float, top_k: int) -> Candidates:
     """For each staged unit, its k nearest units already in the bank (cosine >= threshold), in one query.
 
     Run before the batch is inserted, so the bank holds only earlier facts; links among the
-    batch itself are computed in memory (``tempr.ingest.links``).
+    batch itself are computed in memory (``tempr.ingest.links``). A bank of at most
+    ``LINK_EXACT_MAX_UNITS`` memories is searched exactly (its rows through the bank index, every
+    distance computed); a larger one through the HNSW index, with the iterative scan so that
+    other banks' vectors in the shared index do not starve it.
     """
-    conn.execute(text("SET LOCAL hnsw.ef_search = 100"))
-    rows = conn.execute(
-        text("""
-        SELECT n.id::text, nb.id::text, nb.dist
-        FROM ingest_batch n
-        CROSS JOIN LATERAL (
-            SELECT m.id, m.embedding <=> n.embedding AS dist
-            FROM memory_units m
-            WHERE m.bank_id = :b
-            ORDER BY m.embedding <=> n.embedding
-            LIMIT :k
-        ) nb
-        WHERE nb.dist <= 1.0 - :threshold
-        """),
-        {"b": bank_id, "k": top_k, "threshold": threshold},
-    )
+    exact = bank_size(conn, bank_id) <= LINK_EXACT_MAX_UNITS
+    order = "(m.embedding <=> n.embedding) + 0" if exact else "m.embedding <=> n.embedding"
+    if exact:
+        _planner(conn, enable_sort="on")
+    else:
+        set_ann_scan(conn, max(top_k, 100))
+        _planner(conn, enable_sort="off")
+    try:
+        rows = conn.execute(
+            text(f"""
+            SELECT n.id::text, nb.id::text, nb.dist
+            FROM ingest_batch n
+            CROSS JOIN LATERAL (
+                SELECT m.id, m.embedding <=> n.embedding AS dist
+                FROM memory_units m
+                WHERE m.bank_id = :b
+                ORDER BY {order}
+                LIMIT :k
+            ) nb
+            WHERE nb.dist <= 1.0 - :threshold
+            """),
+            {"b": bank_id, "k": top_k, "threshold": threshold},
+        ).all()
+    finally:
+        _planner(conn, enable_sort="on")
     out: Candidates = {}
     for unit, other, dist in rows:
         out.setdefault(unit, []).append((float(dist), other, min(1.0, 1.0 - float(dist))))
@@ -188,29 +199,43 @@ def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: f
 
 
 def existing_temporal_candidates(conn: Connection, bank_id: str, *, window_hours: float, top_k: int) -> Candidates:
-    """For each dated staged unit, its k nearest-in-time units already in the bank within the window."""
+    """For each dated staged unit, its k nearest-in-time units already in the bank within the window.
+
+    Read as the k latest at or before its date and the k earliest after it (with ties), each
+    straight off the (bank_id, event_date) index; the k nearest of those are kept here, ties
+    by id, exactly as one ``ORDER BY |distance|, id LIMIT k`` would.
+    """
     conn.execute(text("UPDATE ingest_batch SET event_date = COALESCE(occurred_start, occurred_end, mentioned_at)"))
-    rows = conn.execute(
-        text("""
-        SELECT n.id::text, nb.id::text, nb.dh
-        FROM ingest_batch n
-        CROSS JOIN LATERAL (
-            SELECT m.id, abs(extract(epoch FROM m.event_date - n.event_date)) / 3600.0 AS dh
-            FROM memory_units m
-            WHERE m.bank_id = :b
+    side = """
+            SELECT m.id, m.event_date FROM memory_units m
+            WHERE m.bank_id = :b AND m.event_date {cmp} n.event_date
               AND m.event_date BETWEEN n.event_date - make_interval(secs => :window * 3600)
                                    AND n.event_date + make_interval(secs => :window * 3600)
-            ORDER BY abs(extract(epoch FROM m.event_date - n.event_date)), m.id
-            LIMIT :k
-        ) nb
-        WHERE n.event_date IS NOT NULL
-        """),
-        {"b": bank_id, "k": top_k, "window": window_hours},
-    )
-    out: Candidates = {}
+            ORDER BY m.event_date {direction} FETCH FIRST :k ROWS WITH TIES"""
+    _planner(conn, enable_sort="off")
+    try:
+        rows = conn.execute(
+            text(f"""
+            SELECT n.id::text, nb.id::text, abs(extract(epoch FROM nb.event_date - n.event_date)) / 3600.0
+            FROM ingest_batch n
+            CROSS JOIN LATERAL (
+                ({side.format(cmp="<=", direction="DESC")})
+                UNION ALL
+                ({side.format(cmp=">", direction="ASC")})
+            ) nb
+            WHERE n.event_date IS NOT NULL
+            """),
+            {"b": bank_id, "k": top_k, "window": window_hours},
+        ).all()
+    finally:
+        _planner(conn, enable_sort="on")
+    near: dict[str, list[tuple[float, str]]] = {}
     for unit, other, dh in rows:
-        out.setdefault(unit, []).append((float(dh), other, max(0.0, 1.0 - float(dh) / window_hours)))
-    return out
+        near.setdefault(unit, []).append((float(dh), other))
+    return {
+        unit: [(dh, other, max(0.0, 1.0 - dh / window_hours)) for dh, other in heapq.nsmallest(top_k, found)]
+        for unit, found in near.items()
+    }
 
 
 def insert_links(conn: Connection, link_type: str, links: Sequence[tuple[str, str, float]]) -> int:

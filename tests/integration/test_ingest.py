@@ -111,40 +111,60 @@ def test_ingest_task_through_a_worker(resources, worker, bank_id: str) -> None:
     assert anonymous["error"] == "AuthError" and anonymous["field"] == "authorization"
 
 
-def test_a_grown_bank_gets_fresh_planner_statistics_before_its_link_queries(
-    resources, bank_id: str, monkeypatch
-) -> None:
-    """Stale statistics made each staged fact's link query read the whole bank (quadratic ingest).
+def test_link_queries_match_brute_force_in_one_publish_transaction(resources, bank_id: str, monkeypatch) -> None:
+    """The link queries, written so their plans cannot depend on statistics (a bank grown inside
+    a publish's own transaction looks like one row to the planner), still return exactly the k
+    nearest: in time with ties by id, and by cosine (exact search; the HNSW path finds nearly all)."""
+    from datetime import UTC, datetime, timedelta
 
-    Two blocks written in one transaction, as a publish does: the second block finds the
-    planner believing the (new, uncommitted) bank holds about one row and refreshes the
-    statistics first; afterwards the estimate is the bank's size and nothing runs again."""
+    import numpy as np
+
     from tempr.ingest.pipeline import IngestReport, prepare_rows
     from tempr.ingest.write import write_batch
     from tempr.store import ingest_repo
 
-    monkeypatch.setattr(ingest_repo, "STATS_MIN_UNITS", 20)
+    day = datetime(2024, 3, 1, tzinfo=UTC)
 
-    def estimate(conn) -> float:
-        plan = conn.execute(
-            text("EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_units WHERE bank_id = :b"), {"b": bank_id}
-        ).scalar_one()
-        return float(plan[0]["Plan"]["Plan Rows"])
+    def facts(block: str, n: int) -> list:
+        return parse_array(
+            [
+                {
+                    "id": f"{block}-{i}",
+                    "text": f"Note {i} of block {block}: topic {i % 5}, colour {['red', 'blue', 'green'][i % 3]}.",
+                    "occurred_start": (day + timedelta(hours=6 * (i // 3))).isoformat(),  # three per instant
+                }
+                for i in range(n)
+            ]
+        )
 
-    deps = _deps(resources)
-    blocks = [
-        parse_array([{"id": f"{b}-{i}", "text": f"Note {i} of block {b} about topic {i % 7}."} for i in range(40)])
-        for b in range(2)
-    ]
+    deps, s = _deps(resources), resources.settings
+    k, window = s.temporal_link_top_k, s.temporal_link_window_hours
     with resources.engine.connect() as conn:
         tx = conn.begin()
         try:
-            for facts in blocks:
-                report = IngestReport(bank_id, received=len(facts))
-                rows, names = prepare_rows(bank_id, facts, deps, report, None)
-                write_batch(conn, bank_id, rows, names, [], deps.settings, report)
-            assert "analyze" in report.stages  # the second block refreshed the statistics
-            assert estimate(conn) >= 40
-            assert ingest_repo.refresh_stale_stats(conn, bank_id) is False  # fresh now: not again
+            report = IngestReport(bank_id, received=60)
+            old, names = prepare_rows(bank_id, facts("a", 60), deps, report, None)
+            write_batch(conn, bank_id, old, names, [], s, report)
+            new, _ = prepare_rows(bank_id, facts("b", 30), deps, report, None)
+            ingest_repo.stage_batch(conn, new)
+            temporal = ingest_repo.existing_temporal_candidates(conn, bank_id, window_hours=window, top_k=k)
+            exact = ingest_repo.existing_semantic_candidates(conn, bank_id, threshold=0.0, top_k=k)
+            monkeypatch.setattr(ingest_repo, "LINK_EXACT_MAX_UNITS", 10)
+            ann = ingest_repo.existing_semantic_candidates(conn, bank_id, threshold=0.0, top_k=k)
         finally:
             tx.rollback()
+
+    def hours(a: dict, b: dict) -> float:
+        return abs((a["occurred_start"] - b["occurred_start"]).total_seconds()) / 3600.0
+
+    vectors = np.array([r["embedding"] for r in old], dtype=np.float64)
+    for r in new:
+        near = sorted((hours(r, o), str(o["id"])) for o in old if hours(r, o) <= window)[:k]
+        assert [(round(dh, 6), other) for dh, other, _ in temporal[str(r["id"])]] == [
+            (round(dh, 6), other) for dh, other in near
+        ]
+        q = np.asarray(r["embedding"], dtype=np.float64)
+        cos = vectors @ q / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(q))
+        best = {str(old[j]["id"]) for j in np.argsort(-cos)[:k]}
+        assert {other for _, other, _ in exact[str(r["id"])]} == best
+        assert len({other for _, other, _ in ann[str(r["id"])]} & best) >= k - 1
