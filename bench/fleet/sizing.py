@@ -31,7 +31,7 @@ class QueueCost:
     source: str
 
 
-# BENCHMARKS.md, "Scale" section, budget mid, 1,000,000 facts (extrapolated column).
+# BENCHMARKS.md, "Scale" section of 2026-11-30, budget mid, 1,000,000 facts (extrapolated column).
 COSTS = (
     QueueCost("fuse", 1.4 + 12 + 3.8 + 21, 1.4 + 12 + 3.8 + 21, 2, "cache lookup + analysis + fusion + boosts/packing"),
     QueueCost("retrieve", 26 + 596 + 1035 + 0.0, 0.05 * (26 + 596 + 1035), 4, "semantic + keyword + graph + temporal"),
