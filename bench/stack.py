@@ -24,7 +24,21 @@ from tempr.services.workers import DetachedWorkers
 
 
 def services_up(settings: Settings | None = None) -> manager.Endpoints:
-    return manager.up(settings or get_settings())
+    """The services up, and with authentication on the local admin key too (as `make bench` runs
+    `tempr keys local`), so `tempr bench latency|scale` work on a fresh state folder by themselves."""
+    settings = settings or get_settings()
+    endpoints = manager.up(settings)
+    if settings.auth != "off":
+        from tempr.auth import ensure_local_key
+        from tempr.store.engine import make_engine
+
+        assert endpoints.database_url is not None  # manager.up started or found the database
+        engine = make_engine(endpoints.database_url)
+        try:
+            ensure_local_key(settings, engine)
+        finally:
+            engine.dispose()
+    return endpoints
 
 
 def workers_root(settings: Settings | None = None) -> Any:

@@ -258,6 +258,22 @@ def require_local_key(settings: Settings) -> str | None:
     return key
 
 
+def ensure_local_key(settings: Settings, engine: Engine) -> tuple[str, bool]:
+    """Reuse the saved local key while it still works, else make and save a new admin key over
+    every bank. Returns (key id or file, whether it is new): `tempr keys local`, and what the
+    benchmarks do before they send work through the workers."""
+    saved = local_key(settings)
+    if saved:
+        try:
+            authenticate(engine, saved).require("admin")
+            return str(settings.api_key_file), False
+        except AuthError:
+            pass
+    new = create_key(engine, "local", ["*"], ["admin"], "made by `tempr keys local`")
+    save_local_key(settings, new.key)
+    return new.id, True
+
+
 def save_local_key(settings: Settings, key: str) -> None:
     """Write the key readable by its owner only (0600), created with that mode (never world-readable)."""
     path = settings.api_key_file

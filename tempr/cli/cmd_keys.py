@@ -14,7 +14,6 @@ import argparse
 import json
 from typing import Any
 
-from config.errors import AuthError
 from config.settings import Settings, get_settings
 
 
@@ -77,17 +76,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _ensure_local(settings: Settings, engine: Any) -> int:
     """Reuse the saved key while it still works; else make a new admin key over every bank."""
-    from tempr import auth as a
+    from tempr.auth import ensure_local_key
 
-    saved = a.local_key(settings)
-    if saved:
-        try:
-            a.authenticate(engine, saved).require("admin")
-            print(f"using the local API key in {settings.api_key_file}")
-            return 0
-        except AuthError:
-            pass
-    new = a.create_key(engine, "local", ["*"], ["admin"], "made by `tempr keys local`")
-    a.save_local_key(settings, new.key)
-    print(f"created a local admin key ({new.id}) in {settings.api_key_file} (mode 0600)")
+    key_id, new = ensure_local_key(settings, engine)
+    if new:
+        print(f"created a local admin key ({key_id}) in {settings.api_key_file} (mode 0600)")
+    else:
+        print(f"using the local API key in {settings.api_key_file}")
     return 0

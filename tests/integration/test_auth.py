@@ -251,3 +251,19 @@ def test_the_keys_cli(resources: Any) -> None:
     again = tempr("local")
     assert again.returncode == 0 and "using the local API key" in again.stdout
     assert key_file.read_text() == before and stat.S_IMODE(key_file.stat().st_mode) == 0o600
+
+
+def test_the_local_key_is_made_once_and_remade_when_revoked(resources: Any, tmp_path: Path) -> None:
+    """`tempr keys local` and the benchmarks' set-up: reuse a working saved key, else make one (0600)."""
+    from tempr.auth import authenticate, ensure_local_key, revoke
+
+    settings = resources.settings.model_copy(update={"state_dir": tmp_path, "api_key": None})
+    first, new = ensure_local_key(settings, resources.engine)
+    assert new and stat.S_IMODE(settings.api_key_file.stat().st_mode) == 0o600
+    key = settings.api_key_file.read_text().strip()
+    authenticate(resources.engine, key).require("admin")
+    assert ensure_local_key(settings, resources.engine) == (str(settings.api_key_file), False)
+    assert settings.api_key_file.read_text().strip() == key
+    assert revoke(resources.engine, first)
+    second, new = ensure_local_key(settings, resources.engine)
+    assert new and second != first and settings.api_key_file.read_text().strip() != key
