@@ -95,12 +95,9 @@ class RecallCache:
             log.warning("dropping an unreadable cache entry %s", key)
             return None
 
-    def set(self, key: str | None, response: dict[str, Any]) -> bool:
-        stored = {k: v for k, v in response.items() if k not in ("cache", "timings_ms")}
-        return self.set_raw(key, json.dumps(stored, separators=(",", ":")).encode())
-
-    def set_raw(self, key: str | None, stored: bytes) -> bool:
-        """Store an answer already serialised as compact JSON without ``cache``/``timings_ms``."""
+    def set(self, key: str | None, stored: bytes) -> bool:
+        """Store an answer serialised as compact JSON without ``cache``/``timings_ms`` (``succeed_job``
+        writes it so, and ``stamp_hit`` relies on it)."""
         if self.redis is None or key is None or self.ttl_s <= 0 or not self.breaker.allows():
             return False
         try:

@@ -78,7 +78,7 @@ def succeed_job(ends: JobEnds, env: JobEnvelope, response: RecallResponse, *, ca
     assert full is not None  # a model always serialises to an object
     out: dict[str, Any] = json.loads(full)
     if not cached and not response.degraded:  # a degraded answer is not worth pinning for the TTL
-        ends.cache.set_raw(env.cache_key, stored)
+        ends.cache.set(env.cache_key, stored)
     ends.observer.succeeded(response, cached=cached)
     if not ends.store.record_outcome(env.job_id, result_json=full):
         return out  # the job had already ended (e.g. failed by the watchdog): that end was logged

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import heapq
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -136,10 +137,14 @@ def bank_has_units(conn: Connection, bank_id: str) -> bool:
 Candidates = dict[str, list[tuple[float, str, float]]]
 
 
-def _planner(conn: Connection, **settings: str) -> None:
-    """Planner settings for the rest of the transaction (``SET LOCAL`` semantics)."""
-    for name, value in settings.items():
-        conn.execute(text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
+@contextmanager
+def _sorting_off(conn: Connection) -> Iterator[None]:
+    """No sort nodes for the statements in the block: an index that delivers the order is the only plan."""
+    conn.execute(text("SELECT set_config('enable_sort', 'off', true)"))
+    try:
+        yield
+    finally:
+        conn.execute(text("SELECT set_config('enable_sort', 'on', true)"))
 
 
 # The two link queries run once per staged fact, so their plans must not depend on statistics:
@@ -175,12 +180,9 @@ def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: f
     """
     exact = bank_size(conn, bank_id) <= LINK_EXACT_MAX_UNITS
     order = "(m.embedding <=> n.embedding) + 0" if exact else "m.embedding <=> n.embedding"
-    if exact:
-        _planner(conn, enable_sort="on")
-    else:
+    if not exact:
         set_ann_scan(conn, max(top_k, LINK_EF_SEARCH))
-        _planner(conn, enable_sort="off")
-    try:
+    with nullcontext() if exact else _sorting_off(conn):
         rows = conn.execute(
             text(f"""
             SELECT n.id::text, nb.id::text, nb.dist
@@ -196,8 +198,6 @@ def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: f
             """),
             {"b": bank_id, "k": top_k, "threshold": threshold},
         ).all()
-    finally:
-        _planner(conn, enable_sort="on")
     out: Candidates = {}
     for unit, other, dist in rows:
         out.setdefault(unit, []).append((float(dist), other, min(1.0, 1.0 - float(dist))))
@@ -218,8 +218,7 @@ def existing_temporal_candidates(conn: Connection, bank_id: str, *, window_hours
               AND m.event_date BETWEEN n.event_date - make_interval(secs => :window * 3600)
                                    AND n.event_date + make_interval(secs => :window * 3600)
             ORDER BY m.event_date {direction} FETCH FIRST :k ROWS WITH TIES"""
-    _planner(conn, enable_sort="off")
-    try:
+    with _sorting_off(conn):
         rows = conn.execute(
             text(f"""
             SELECT n.id::text, nb.id::text, abs(extract(epoch FROM nb.event_date - n.event_date)) / 3600.0
@@ -233,8 +232,6 @@ def existing_temporal_candidates(conn: Connection, bank_id: str, *, window_hours
             """),
             {"b": bank_id, "k": top_k, "window": window_hours},
         ).all()
-    finally:
-        _planner(conn, enable_sort="on")
     near: dict[str, list[tuple[float, str]]] = {}
     for unit, other, dh in rows:
         near.setdefault(unit, []).append((float(dh), other))

@@ -14,13 +14,10 @@ from tempr.jobs.outcome import JobEnds
 class FakeStore:
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def record_outcome(
-        self, job_id: str, *, result: Any = None, error: Any = None, result_json: bytes | None = None
-    ) -> bool:
+    def record_outcome(self, job_id: str, *, result_json: bytes | None = None, error: Any = None) -> bool:
         if job_id in self.outcomes:
             return False
-        if result_json is not None:
-            result = json.loads(result_json)
+        result = json.loads(result_json) if result_json is not None else None
         self.outcomes[job_id] = {"result": result, "error": error}
         return True
 
@@ -47,13 +44,7 @@ class FakeCache(RecallCache):
         super().__init__(None, 60)
         self.stored: dict[str, Any] = {}
 
-    def set(self, key: str | None, response: dict[str, Any]) -> bool:
-        if key is None:
-            return False
-        self.stored[key] = response
-        return True
-
-    def set_raw(self, key: str | None, stored: bytes) -> bool:
+    def set(self, key: str | None, stored: bytes) -> bool:
         if key is None:
             return False
         self.stored[key] = json.loads(stored)

@@ -79,20 +79,20 @@ def test_key_holds_bank_version_and_settings() -> None:
     assert key == cache_key("bank-1", 7, _req(timeout_s=1), s)
 
 
-def test_set_then_get_strips_per_call_fields_and_uses_ttl() -> None:
+def test_set_then_get_round_trips_the_stored_json_and_uses_ttl() -> None:
     fake = DictRedis()
     cache = RecallCache(fake, ttl_s=42)
     assert cache.get("k") is None
-    assert cache.set("k", {"results": [], "bank_id": "b", "cache": "miss", "timings_ms": {"total": 1.0}})
+    assert cache.set("k", b'{"results":[],"bank_id":"b"}')
     assert cache.get("k") == {"results": [], "bank_id": "b"}
     assert fake.ttl["k"] == 42
 
 
 def test_no_redis_or_no_key_means_no_cache() -> None:
     assert RecallCache(None, 60).get("k") is None
-    assert not RecallCache(None, 60).set("k", {})
+    assert not RecallCache(None, 60).set("k", b"{}")
     assert RecallCache(DictRedis(), 60).get(None) is None
-    assert not RecallCache(DictRedis(), 0).set("k", {})
+    assert not RecallCache(DictRedis(), 0).set("k", b"{}")
 
 
 def test_unreachable_redis_is_a_fast_miss_not_an_error(caplog: pytest.LogCaptureFixture) -> None:
@@ -102,14 +102,14 @@ def test_unreachable_redis_is_a_fast_miss_not_an_error(caplog: pytest.LogCapture
     assert cache.get("k") is None
     assert "unavailable" in caplog.text
     assert not breaker.allows()  # tripped: the next calls do not even try
-    assert cache.set("k", {"results": []}) is False
+    assert cache.set("k", b'{"results":[]}') is False
     assert time.perf_counter() - started < 2.0  # no redis-py retry/backoff on the recall path
     breaker.reset()
     jobs = JobStore(dead, 60, breaker)
     jobs.create("j", bank_id="b", deadline=0.0)
     assert jobs.get("j") is None
     assert jobs.claim_idempotency("b", "key", "j", "h") is None
-    assert jobs.record_outcome("j", result={}) is True  # unknown outcome: the caller should still notify
+    assert jobs.record_outcome("j", result_json=b"{}") is True  # unknown outcome: the caller should still notify
     assert jobs.get("j") is None
 
 
@@ -133,7 +133,7 @@ def test_a_hit_spliced_into_the_stored_json_is_what_parsing_and_stamping_would_s
     answer: dict[str, Any], lookup_ms: float
 ) -> None:
     cache = RecallCache(DictRedis(), 60)
-    cache.set("k", {**answer, "cache": "miss", "timings_ms": {"total": 99.0}})
+    cache.set("k", json.dumps(answer, separators=(",", ":")).encode())
     raw = cache.get_raw("k")
     assert raw is not None
     sent = stamp_hit(raw, lookup_ms)
