@@ -17,6 +17,7 @@ from sqlalchemy import text
 
 from bench import embcache, synthetic
 from bench.progress import bar, log
+from tempr.providers.embedder.spaces import space_of
 
 BATCH = 2000
 
@@ -54,7 +55,7 @@ def delete_bank(engine: Any, bank: str) -> None:
 
 
 def make_cache(res: Any) -> embcache.EmbeddingCache:
-    return embcache.EmbeddingCache(embcache.DEFAULT_DIR, lambda: res.embedder)
+    return embcache.EmbeddingCache(embcache.DEFAULT_DIR, lambda: res.embedder, space_of(res.settings.embedder))
 
 
 def ensure_bank(
@@ -96,7 +97,9 @@ def ensure_bank(
             lo, hi = max(start, c * embcache.CHUNK), min(n, (c + 1) * embcache.CHUNK)
             facts = list(synthetic.facts(hi, seed, start=lo))
             table = vectors[lo - c * embcache.CHUNK : hi - c * embcache.CHUNK]
-            embedder = embcache.CachedEmbedder.for_facts([f["text"] for f in facts], table, lambda: res.embedder)
+            embedder = embcache.CachedEmbedder.for_facts(
+                [f["text"] for f in facts], table, lambda: res.embedder, cache.space
+            )
             deps = IngestDeps(res.engine, embedder, res.extractor, res.settings)
             for a in range(0, len(facts), BATCH):
                 batch = parse_array(facts[a : a + BATCH])

@@ -12,6 +12,7 @@ model, so ingest timings measure the write path and reruns take seconds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -19,19 +20,26 @@ import numpy as np
 
 from bench import synthetic
 from bench.progress import Bar
+from tempr.providers.embedder import spaces
 
 CHUNK = 10_000
-MODEL_KEY = "minilm"
 DEFAULT_DIR = Path(__file__).resolve().parent / ".cache"
 
 
-def chunk_path(root: Path, seed: int, index: int) -> Path:
-    return root / f"syn-{MODEL_KEY}-g{synthetic.GENERATOR_VERSION}-s{seed}-c{index:04d}x{CHUNK}.npy"
+def model_key(space: str) -> str:
+    """The cache files' model key: ``minilm`` for the exact model (as before spaces), else the space's slug."""
+    return "minilm" if space == spaces.EXACT else re.sub(r"[^a-z0-9]+", "-", space.lower()).strip("-")
+
+
+def chunk_path(root: Path, seed: int, index: int, space: str = spaces.EXACT) -> Path:
+    return root / f"syn-{model_key(space)}-g{synthetic.GENERATOR_VERSION}-s{seed}-c{index:04d}x{CHUNK}.npy"
 
 
 class EmbeddingCache:
-    def __init__(self, root: Path, make_model: Callable[[], object]) -> None:
+    def __init__(self, root: Path, make_model: Callable[[], object], space: str = spaces.EXACT) -> None:
+        """``space``: the vector space ``make_model``'s embedder writes (cached files are kept per space)."""
         self.root = root
+        self.space = space
         self._make_model = make_model
         self._model: object | None = None
         self.embedded = 0
@@ -45,7 +53,7 @@ class EmbeddingCache:
         return self._model
 
     def chunk(self, seed: int, index: int, bar: Bar | None = None) -> np.ndarray:
-        path = chunk_path(self.root, seed, index)
+        path = chunk_path(self.root, seed, index, self.space)
         if path.exists():
             vectors = np.load(path)
             if vectors.shape == (CHUNK, 384):
@@ -81,16 +89,19 @@ class CachedEmbedder:
 
     dim = 384
 
-    def __init__(self, table: dict[str, np.ndarray], fallback: Callable[[], object]) -> None:
+    def __init__(self, table: dict[str, np.ndarray], fallback: Callable[[], object], space: str) -> None:
         self.table = table
+        self.space = space
         self._fallback = fallback
         self._model: object | None = None
         self.hits = 0
         self.misses = 0
 
     @classmethod
-    def for_facts(cls, texts: Sequence[str], vectors: np.ndarray, fallback: Callable[[], object]) -> CachedEmbedder:
-        return cls(dict(zip(texts, vectors, strict=True)), fallback)
+    def for_facts(
+        cls, texts: Sequence[str], vectors: np.ndarray, fallback: Callable[[], object], space: str
+    ) -> CachedEmbedder:
+        return cls(dict(zip(texts, vectors, strict=True)), fallback, space)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

@@ -31,6 +31,7 @@ from typing import Any
 
 from bench import banks, ingest_peer, report, synthetic
 from bench.progress import log
+from tempr.providers.embedder.spaces import space_of
 
 OFFSET = 1_000_000
 """Synthetic facts OFFSET.. so their text is new to every bank and to the embedding cache."""
@@ -156,7 +157,7 @@ def _run_import(res: Any, path: Path, chunk: int, app: Any, fleet: Any) -> dict[
     bank = f"bench-ingest-{uuid.uuid4().hex[:8]}"
     started = time.perf_counter()
     try:
-        job = fleet.submit_file(path, bank, res.engine, app, chunk_facts=chunk)
+        job = fleet.submit_file(path, bank, res.engine, app, chunk_facts=chunk, space=space_of(res.settings.embedder))
         status = fleet.wait(job, res.engine, poll_s=0.1)
         if status["status"] != "succeeded":
             raise RuntimeError(f"import failed: {status['error']}")

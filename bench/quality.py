@@ -115,13 +115,24 @@ class QualityResult:
 
 
 def ingest(conversations: list[locomo.Conversation], res: Any) -> dict[str, Any]:
-    """Ingest each conversation's observations into its bank (idempotent: a complete bank is kept)."""
+    """Ingest each conversation's observations into its bank (idempotent: a complete bank is kept).
+
+    A bank written by another embedder than the configured one is dropped and rebuilt: the
+    benchmark measures the configured embedder (a bank otherwise keeps its own space)."""
+    from bench.banks import delete_bank
     from tempr.ingest.facts import parse_array
     from tempr.ingest.pipeline import IngestDeps, ingest_facts
+    from tempr.providers.embedder.spaces import space_of
     from tempr.store import ingest_repo
+    from tempr.store.banks_repo import bank_space
 
     total, inserted, started = 0, 0, time.perf_counter()
     for conv in conversations:
+        with res.engine.connect() as conn:
+            held = bank_space(conn, conv.bank_id)
+        if held is not None and held != space_of(res.settings.embedder):
+            log(f"LoCoMo {conv.name}: bank holds {held} vectors; rebuilt with {res.settings.embedder}")
+            delete_bank(res.engine, conv.bank_id)
         with res.engine.connect() as conn:
             present = ingest_repo.existing_fact_ids(conn, conv.bank_id, [f["id"] for f in conv.facts])
         new = [f for f in conv.facts if f["id"] not in present]

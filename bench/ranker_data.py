@@ -19,6 +19,7 @@ from typing import Any
 from bench import locomo
 from bench.progress import bar, log
 from tempr.core.rank_features import RankCandidate, RankQuery
+from tempr.providers.embedder.spaces import space_of
 
 SAMPLES_VERSION = 1
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
@@ -42,8 +43,10 @@ class Sample:
         return [1 if wanted & set(ids) else 0 for ids in self.dia_ids]
 
 
-def cache_path(conversations: Sequence[locomo.Conversation], reranker: str | None) -> Path:
-    key = "|".join([str(SAMPLES_VERSION), reranker or "-", *(f"{c.name}:{len(c.questions)}" for c in conversations)])
+def cache_path(conversations: Sequence[locomo.Conversation], reranker: str | None, space: str = "") -> Path:
+    """Keyed by the conversations, the cross-encoder and the embedder's vector space."""
+    parts = [str(SAMPLES_VERSION), reranker or "-", *(f"{c.name}:{len(c.questions)}" for c in conversations)]
+    key = "|".join(parts + ([space] if space else []))
     return CACHE_DIR / f"ranker-samples-{hashlib.sha1(key.encode()).hexdigest()[:12]}.pkl"
 
 
@@ -91,7 +94,9 @@ def load_samples(
 ) -> list[Sample]:
     """Samples from the cache, or collected (ingesting the banks first) and cached."""
     ctx = ctx_factory()
-    path = cache_path(conversations, ctx.reranker.name if ctx.reranker is not None else None)
+    path = cache_path(
+        conversations, ctx.reranker.name if ctx.reranker is not None else None, space_of(ctx.settings.embedder)
+    )
     if path.exists() and not refresh:
         with path.open("rb") as fh:
             samples: list[Sample] = pickle.load(fh)

@@ -14,6 +14,7 @@ from tempr.bank_ids import check_bank_id
 from tempr.ingest import fleet, imports
 from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
+from tempr.providers.embedder.spaces import space_of
 from workers.app import app
 from workers.resources import get_resources
 
@@ -22,7 +23,7 @@ log = logging.getLogger(__name__)
 
 def _deps() -> IngestDeps:
     res = get_resources()
-    return IngestDeps(res.engine, res.embedder, res.extractor, res.settings)
+    return res.ingest_deps()
 
 
 def _consumes_ingest() -> bool:
@@ -102,8 +103,10 @@ def import_file(path: str, bank_id: str, chunk_facts: int = 2000) -> dict[str, A
     from pathlib import Path
 
     try:
+        res = get_resources()
+        space = space_of(res.settings.embedder)
         return {
-            "import_id": fleet.submit_file(Path(path), bank_id, get_resources().engine, app, chunk_facts=chunk_facts)
+            "import_id": fleet.submit_file(Path(path), bank_id, res.engine, app, chunk_facts=chunk_facts, space=space)
         }
     except ValidationError as exc:
         return exc.to_dict()

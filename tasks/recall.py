@@ -92,7 +92,7 @@ def start(
 
     t_cache = time.perf_counter()
     with res.engine.connect() as conn:
-        version = banks_repo.require_bank(conn, bank_id)  # NotFound ends the job: "bank 'x' does not exist"
+        version, space = banks_repo.bank_state(conn, bank_id)  # NotFound ends the job: "bank 'x' does not exist"
     env.cache_key = cache_key(bank_id, version, req, settings)
     ends = job_ends()
     hit = ends.cache.get(env.cache_key)
@@ -101,7 +101,7 @@ def start(
         response = RecallResponse.model_validate({**hit, "timings_ms": timings})
         return succeed_job(ends, env, response, cached=True)
 
-    plan = analyse(bank_id, req, recall_context(embedder=True))
+    plan = analyse(bank_id, req, recall_context(embedder=True, space=space))  # the query in the bank's space
     check_deadline(env, "retrieval")
     raise self.replace(build_chord(env, plan, timings))
 

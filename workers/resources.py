@@ -22,6 +22,7 @@ from tempr.endpoints import Endpoints, resolve_endpoints
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from tempr.ingest.pipeline import IngestDeps
     from tempr.providers.embedder import Embedder
     from tempr.providers.entities import EntityExtractor
     from tempr.providers.reranker import CandidateRanker, Reranker
@@ -68,6 +69,32 @@ class Resources:
                 cache_dir=s.model_cache_dir or s.state_dir.resolve() / "models",
             ),
         )
+
+    def embedder_for(self, space: str | None) -> Embedder:
+        """The embedder of a bank's vector space (``embedder.spaces``): the configured one if it
+        writes that space, else one made for it on first use (a bank keeps the space it was
+        written in when ``TEMPR_EMBEDDER`` changes; None is a legacy bank's)."""
+        from tempr.providers.embedder import make_embedder
+        from tempr.providers.embedder.spaces import LEGACY, kind_for
+
+        default = self.embedder
+        if (space or LEGACY) == default.space:
+            return default
+        s = self.settings
+        return self._get(
+            f"embedder:{space}",
+            lambda: make_embedder(
+                kind_for(space),
+                batch_size=s.embed_batch_size,
+                cache_dir=s.model_cache_dir or s.state_dir.resolve() / "models",
+            ),
+        )
+
+    def ingest_deps(self) -> IngestDeps:
+        """What ingest needs here; each bank is embedded in its own space (``embedder_for``)."""
+        from tempr.ingest.pipeline import IngestDeps
+
+        return IngestDeps(self.engine, self.embedder, self.extractor, self.settings, embedders=self.embedder_for)
 
     @property
     def extractor(self) -> EntityExtractor:
@@ -121,20 +148,24 @@ def get_resources() -> Resources:
     return _resources
 
 
-def recall_context(*, embedder: bool = True, reranker: Reranker | None = None) -> RecallContext:
+def recall_context(
+    *, embedder: bool = True, reranker: Reranker | None = None, space: str | None = None
+) -> RecallContext:
     """A RecallContext over this process's resources.
 
     ``embedder=False`` where no query is analysed (the steps after the strategies), so a worker
     that only fuses never loads the model; ``reranker`` is whatever scores candidates here (the
     configured cross-encoder, this process's batcher, or None for the RRF fallback). The learned
-    ranker comes with the recall profile (``default``: the shipped model; ``seed``: None)."""
+    ranker comes with the recall profile (``default``: the shipped model; ``seed``: None).
+    ``space``: the bank's vector space, so its query is embedded by that space's embedder."""
     from tempr.recall.context import RecallContext
 
     res = get_resources()
     return RecallContext(
         engine=res.engine,
-        embedder=res.embedder if embedder else None,
+        embedder=res.embedder_for(space) if embedder else None,
         settings=res.settings,
         reranker=reranker,
         ranker=res.ranker,
+        embedders=res.embedder_for,
     )

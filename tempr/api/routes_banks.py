@@ -15,7 +15,8 @@ from tempr.api.gateway import gateway
 from tempr.api.security import role
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import parse_array
-from tempr.ingest.pipeline import IngestDeps, ingest_facts
+from tempr.ingest.pipeline import ingest_facts
+from tempr.providers.embedder.spaces import space_of
 from tempr.store.banks_repo import missing_bank
 from tempr.store.ingest_repo import delete_bank
 
@@ -48,7 +49,7 @@ def ingest(
     """Validate every fact first, then embed, extract entities, link and write in one transaction."""
     res = gateway(request).resources
     parsed = parse_array(facts, limit=res.settings.max_facts_per_request)
-    report = ingest_facts(bank_id, parsed, IngestDeps(res.engine, res.embedder, res.extractor, res.settings))
+    report = ingest_facts(bank_id, parsed, res.ingest_deps())
     return report.to_dict()
 
 
@@ -90,6 +91,7 @@ async def import_facts(bank_id: str, request: Request) -> dict[str, Any]:
             gw.resources.engine,
             gw.celery_app,
             chunk_facts=gw.settings.ingest_chunk_facts,
+            space=space_of(gw.settings.embedder),
         )
     return {"job_id": import_id, "status": "queued", "status_url": f"/v1/jobs/{import_id}"}
 

@@ -179,9 +179,7 @@ def _longer_than(path: Path, chunk: int) -> bool:
 
 
 def _deps(res: Any) -> Any:
-    from tempr.ingest.pipeline import IngestDeps
-
-    return IngestDeps(res.engine, res.embedder, res.extractor, res.settings)
+    return res.ingest_deps()
 
 
 def _one_transaction(args: argparse.Namespace, res: Any) -> dict[str, Any]:
@@ -224,6 +222,7 @@ def _via_workers(args: argparse.Namespace, app: Any, settings: Any, *, probe_s: 
     as seen by polling) and ``publish`` (the publishing transaction, timed by the worker)."""
     from tempr.ingest import fleet
     from tempr.ingest.imports import with_elapsed
+    from tempr.providers.embedder.spaces import space_of
     from workers.resources import get_resources
 
     started = time.perf_counter()
@@ -233,7 +232,8 @@ def _via_workers(args: argparse.Namespace, app: Any, settings: Any, *, probe_s: 
     else:  # a small file in as many chunks as this machine has cores, so every worker process helps
         chunk, spread = settings.ingest_chunk_facts, os.cpu_count() or 1
     with _file_for_workers(args.file) as path:
-        import_id = fleet.submit_file(path, args.bank, engine, app, chunk_facts=chunk, spread_over=spread)
+        space = space_of(settings.embedder)
+        import_id = fleet.submit_file(path, args.bank, engine, app, chunk_facts=chunk, space=space, spread_over=spread)
     submitted = time.perf_counter()
     with _bar(args, None, "fact") as bar:
 

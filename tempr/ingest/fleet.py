@@ -40,15 +40,24 @@ def chunk_size(total: int, chunk_facts: int, spread_over: int | None) -> int:
 
 
 def submit_file(
-    path: Path, bank_id: str, engine: Engine, app: Celery, *, chunk_facts: int, spread_over: int | None = None
+    path: Path,
+    bank_id: str,
+    engine: Engine,
+    app: Celery,
+    *,
+    chunk_facts: int,
+    space: str,
+    spread_over: int | None = None,
 ) -> str:
     """Validate, register and enqueue every chunk; returns the import (job) id.
 
+    ``space``: the vector space a new bank is written in (``spaces.space_of(settings.embedder)``);
+    an existing bank keeps its own, and the workers embed in it whatever their own setting.
     ``spread_over``: split the file over this many worker processes (see ``chunk_size``).
     """
     plan = imports.validate_file(path, bank_id, engine)
     chunk_facts = chunk_size(plan.total, chunk_facts, spread_over)
-    import_id = imports.new_import(plan, chunk_facts, engine)
+    import_id = imports.new_import(plan, chunk_facts, engine, space)
     try:
         for number, items in enumerate(imports.iter_chunks(plan, chunk_facts)):
             app.send_task(STAGE_TASK, args=(import_id, bank_id, number, items))
@@ -60,14 +69,16 @@ def submit_file(
     return import_id
 
 
-def submit_facts(objs: list[Any], bank_id: str, engine: Engine, app: Celery, *, chunk_facts: int, tmp: Path) -> str:
+def submit_facts(
+    objs: list[Any], bank_id: str, engine: Engine, app: Celery, *, chunk_facts: int, space: str, tmp: Path
+) -> str:
     """The same for an in-memory list of fact objects (the HTTP route): written to ``tmp`` as JSONL first."""
     import json
 
     with tmp.open("w", encoding="utf-8") as out:
         for obj in objs:
             out.write(json.dumps(obj) + "\n")
-    return submit_file(tmp, bank_id, engine, app, chunk_facts=chunk_facts)
+    return submit_file(tmp, bank_id, engine, app, chunk_facts=chunk_facts, space=space)
 
 
 def stage_and_maybe_publish(

@@ -17,14 +17,16 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from config.errors import IngestValidationError, ValidationError
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, validate_fact
+from tempr.providers.embedder import spaces
 from tempr.store import import_repo, ingest_repo
+from tempr.store.banks_repo import bank_space
 
 if TYPE_CHECKING:  # the staging and publish halves import these when they run: validating needs none
     from sqlalchemy import Engine
@@ -150,13 +152,21 @@ def n_chunks(plan: FilePlan, chunk_facts: int) -> int:
     return -(-plan.total // chunk_facts)
 
 
-def new_import(plan: FilePlan, chunk_facts: int, engine: Engine) -> str:
-    """Register the import (and clean up abandoned ones first): its id is the job id."""
+def new_import(plan: FilePlan, chunk_facts: int, engine: Engine, space: str) -> str:
+    """Register the import (and clean up abandoned ones first): its id is the job id.
+
+    Every chunk is embedded in one vector space: the bank's if it exists, else ``space`` (the
+    caller's configured embedder's), whichever worker stages it."""
     import_id = f"import-{uuid.uuid4().hex}"
     with engine.begin() as conn:
         import_repo.clean_abandoned(conn, idle_s=ABANDONED_AFTER_S)
         import_repo.create_import(
-            conn, import_id, plan.bank_id, total=plan.total, chunks_total=n_chunks(plan, chunk_facts)
+            conn,
+            import_id,
+            plan.bank_id,
+            total=plan.total,
+            chunks_total=n_chunks(plan, chunk_facts),
+            space=bank_space(conn, plan.bank_id) or space,
         )
     return import_id
 
@@ -179,6 +189,10 @@ def stage_chunk(
     facts = [(line, validate_fact(obj, line)) for line, obj in items]
     with deps.engine.connect() as conn:
         existing = ingest_repo.existing_fact_ids(conn, bank_id, [f.key for _, f in facts])
+        job = import_repo.get_import(conn, import_id)
+    if job is None:
+        raise ValidationError(f"no import {import_id!r}", field="import_id")
+    deps = replace(deps, embedder=deps.embedder_for(job["embedder"]))
     new = [(line, f) for line, f in facts if f.key not in existing]
     report = report or IngestReport(bank_id, received=len(facts))
     rows, names = prepare_rows(bank_id, new, deps, report, None) if new else ([], {})
@@ -222,7 +236,7 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
         for rows in import_repo.staged_blocks(conn, import_id, block):
             names = {str(r["id"]): list(r.pop("entity_names")) for r in rows}
             chunks = _staged_chunks(rows)
-            write_batch(conn, job["bank_id"], rows, names, chunks, deps.settings, report)
+            write_batch(conn, job["bank_id"], rows, names, chunks, deps.settings, report, space=_space(job))
         with report.timed("write_links"):
             report.links["causal"] = import_repo.add_staged_causal_links(conn, import_id)
         report.skipped = report.received - report.inserted  # already in the bank, or won by another writer
@@ -230,6 +244,11 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
         out = {**report.to_dict(), "import_id": import_id}
         import_repo.finish_import(conn, import_id, status="published", report=out)
     return out
+
+
+def _space(job: dict[str, Any]) -> str:
+    """The space an import's chunks were embedded in (imports registered before it was recorded: legacy)."""
+    return str(job.get("embedder") or spaces.LEGACY)
 
 
 def _staged_chunks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -258,7 +277,7 @@ def ingest_file(
     """Single process, bounded memory: validate, stage chunk by chunk, publish."""
     started = time.perf_counter()
     plan = validate_file(path, bank_id, deps.engine)
-    import_id = new_import(plan, chunk_facts, deps.engine)
+    import_id = new_import(plan, chunk_facts, deps.engine, deps.embedder.space)
     done = 0
     try:
         for number, items in enumerate(iter_chunks(plan, chunk_facts)):

@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
-from config.errors import IngestValidationError
+from config.errors import IngestValidationError, ValidationError
 from config.settings import Settings
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, check_batch
@@ -23,6 +23,7 @@ from tempr.ingest.write import fact_chunks, write_batch
 from tempr.providers.embedder import Embedder
 from tempr.providers.entities import EntityExtractor
 from tempr.store import ingest_repo as repo
+from tempr.store.banks_repo import bank_space
 
 Progress = Callable[[str, int], None]
 """progress(stage, n_done_since_last_call); stages: "embed", "write"."""
@@ -71,8 +72,28 @@ class IngestReport:
 class IngestDeps:
     engine: Engine
     embedder: Embedder
+    """The configured embedder: it writes new banks (``embedder_for`` picks one per bank)."""
     extractor: EntityExtractor
     settings: Settings
+    embedders: Callable[[str], Embedder] | None = None
+    """An embedder for any vector space (``Resources.embedder_for``): existing banks keep theirs."""
+
+    def embedder_for(self, space: str | None) -> Embedder:
+        """The embedder that writes ``space``, a bank's recorded space (None: a bank not created yet)."""
+        if space is None or space == self.embedder.space:
+            return self.embedder
+        if self.embedders is None:
+            raise ValidationError(
+                f"this bank holds vectors of {space}; this process embeds {self.embedder.space} "
+                "and has no other embedder",
+                field="embedder",
+            )
+        return self.embedders(space)
+
+    def for_bank(self, conn: Connection, bank_id: str) -> IngestDeps:
+        """These deps with the embedder of ``bank_id``'s space (the configured one for a new bank)."""
+        embedder = self.embedder_for(bank_space(conn, bank_id))
+        return self if embedder is self.embedder else replace(self, embedder=embedder)
 
 
 def ingest_facts(
@@ -85,6 +106,7 @@ def ingest_facts(
     unique = _first_of_each(facts)
     with deps.engine.connect() as conn:
         existing = repo.existing_fact_ids(conn, bank_id, list(unique))
+        deps = deps.for_bank(conn, bank_id)
     _check_causes(unique, existing)
     new = {key: lf for key, lf in unique.items() if key not in existing}
     report.skipped = len(facts) - len(new)
@@ -92,7 +114,9 @@ def ingest_facts(
         rows, names = prepare_rows(bank_id, list(new.values()), deps, report, progress)
         facts_new = [f for _, f in new.values()]
         with deps.engine.begin() as conn:
-            keep = write_batch(conn, bank_id, rows, names, fact_chunks(facts_new), deps.settings, report)
+            keep = write_batch(
+                conn, bank_id, rows, names, fact_chunks(facts_new), deps.settings, report, space=deps.embedder.space
+            )
             with report.timed("write_links"):
                 report.links["causal"] = repo.add_causal_links(conn, _causal_pairs(bank_id, facts_new, keep))
             commit_started = time.perf_counter()

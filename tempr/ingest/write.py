@@ -28,14 +28,18 @@ def write_batch(
     chunks: list[dict[str, Any]],
     s: Settings,
     report: IngestReport,
+    *,
+    space: str,
 ) -> set[str]:
     """Insert units, entities, semantic and temporal links and BM25 statistics; return the ids inserted.
 
     Counts are added to ``report`` (a publish writes several batches into one report).
+    ``space`` is the vector space the rows were embedded in: a new bank records it, an existing
+    bank must hold it (``ingest_repo.lock_bank``).
     """
     t = report.timed
     with t("write_units"):
-        cfg = repo.lock_bank(conn, bank_id, s.text_search_config)
+        cfg = repo.lock_bank(conn, bank_id, s.text_search_config, space)
         had_units = repo.bank_has_units(conn, bank_id)
         repo.insert_documents(conn, bank_id, [str(r["document_id"]) for r in rows if r["document_id"]])
         repo.insert_chunks(conn, bank_id, chunks)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import Engine
 
+from config.errors import ValidationError
 from config.settings import Settings
 from tempr.providers.embedder import Embedder
 from tempr.providers.reranker import CandidateRanker, Reranker
@@ -21,6 +22,20 @@ class RecallContext:
     ranker: CandidateRanker | None = None
     """The learned ranker (recall profile ``default``); None for the seed profile."""
     count_tokens: Callable[[str], int] | None = None
+    embedders: Callable[[str], Embedder] | None = None
+    """An embedder for any vector space (``Resources.embedder_for``): a bank's query is embedded
+    in the space the bank was written in (``for_space``)."""
+
+    def for_space(self, space: str) -> RecallContext:
+        """This context with an embedder of ``space`` (a bank's, from ``banks_repo.bank_state``)."""
+        if self.embedder is None or self.embedder.space == space:
+            return self
+        if self.embedders is None:
+            raise ValidationError(
+                f"the bank holds vectors of {space}; this recall embeds queries as {self.embedder.space}",
+                field="embedder",
+            )
+        return replace(self, embedder=self.embedders(space))
 
     def tokens(self, text: str) -> int:
         if self.count_tokens is None:

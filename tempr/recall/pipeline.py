@@ -55,9 +55,9 @@ def fuse_rerank_finish(
 def recall(bank_id: str, request: RecallRequest, ctx: RecallContext) -> RecallResponse:
     started = time.perf_counter()
     check_bank_id(bank_id)
-    with ctx.engine.connect() as conn:
-        banks_repo.require_bank(conn, bank_id)  # an unknown bank is NotFound, an empty one answers []
-    plan = analyse(bank_id, request, ctx)
+    with ctx.engine.connect() as conn:  # an unknown bank is NotFound, an empty one answers []
+        _, space = banks_repo.bank_state(conn, bank_id)
+    plan = analyse(bank_id, request, ctx.for_space(space))
     t_strat = time.perf_counter()
     results = run_strategies(plan, ctx)
     timings = {f"strategy.{r.strategy.value}": r.elapsed_ms for r in results}

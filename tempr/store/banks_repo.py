@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from config.errors import NotFound
+from tempr.providers.embedder import spaces
 
 
 def missing_bank(bank_id: str) -> NotFound:
@@ -21,10 +22,24 @@ def missing_bank(bank_id: str) -> NotFound:
 
 def require_bank(conn: Connection, bank_id: str) -> int:
     """The bank's version; raises ``NotFound`` for a bank that does not exist (an empty one is fine)."""
-    row = conn.execute(text("SELECT version FROM banks WHERE id = :b"), {"b": bank_id}).first()
+    return bank_state(conn, bank_id)[0]
+
+
+def bank_state(conn: Connection, bank_id: str) -> tuple[int, str]:
+    """(version, vector space) of a bank, in one read; ``NotFound`` for a bank that does not exist.
+
+    The space is what a query on this bank must be embedded in (``embedder.spaces``; a bank
+    from before banks recorded it reads as ``spaces.LEGACY``)."""
+    row = conn.execute(text("SELECT version, embedder FROM banks WHERE id = :b"), {"b": bank_id}).first()
     if row is None:
         raise missing_bank(bank_id)
-    return int(row[0])
+    return int(row[0]), row[1] or spaces.LEGACY
+
+
+def bank_space(conn: Connection, bank_id: str) -> str | None:
+    """The vector space an existing bank holds, or None for a bank that does not exist yet."""
+    row = conn.execute(text("SELECT embedder FROM banks WHERE id = :b"), {"b": bank_id}).first()
+    return None if row is None else (row[0] or spaces.LEGACY)
 
 
 def list_banks(conn: Connection) -> list[dict[str, Any]]:

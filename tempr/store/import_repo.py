@@ -27,10 +27,11 @@ STAGED_COLUMNS = (
 _STAGED = ", ".join(c for c, _ in STAGED_COLUMNS)
 
 
-def create_import(conn: Connection, import_id: str, bank_id: str, *, total: int, chunks_total: int) -> None:
+def create_import(conn: Connection, import_id: str, bank_id: str, *, total: int, chunks_total: int, space: str) -> None:
+    """Register an import whose chunks are all embedded in ``space`` (the bank's, or a new bank's)."""
     conn.execute(
-        text("INSERT INTO import_jobs (id, bank_id, total, chunks_total) VALUES (:i, :b, :t, :c)"),
-        {"i": import_id, "b": bank_id, "t": total, "c": chunks_total},
+        text("INSERT INTO import_jobs (id, bank_id, total, chunks_total, embedder) VALUES (:i, :b, :t, :c, :e)"),
+        {"i": import_id, "b": bank_id, "t": total, "c": chunks_total, "e": space},
     )
 
 
@@ -38,7 +39,7 @@ def get_import(conn: Connection, import_id: str, *, lock: bool = False) -> dict[
     """The import's row with ``done`` (facts staged) and ``chunks_done``."""
     row = conn.execute(
         text(
-            "SELECT j.id, j.bank_id, j.status, j.total, j.chunks_total, j.error, j.report, "
+            "SELECT j.id, j.bank_id, j.status, j.total, j.chunks_total, j.error, j.report, j.embedder, "
             "extract(epoch FROM j.created_at) AS created_at, extract(epoch FROM j.updated_at) AS updated_at, "
             "(SELECT coalesce(sum(facts), 0) FROM import_chunks c WHERE c.import_id = j.id) AS done, "
             "(SELECT count(*) FROM import_chunks c WHERE c.import_id = j.id) AS chunks_done "

@@ -17,6 +17,8 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from config.errors import ValidationError
+from tempr.providers.embedder import spaces
 from tempr.store.recall_filters import set_ann_scan
 from tempr.store.recall_repo import bank_size
 
@@ -28,13 +30,30 @@ def unit_uuid(bank_id: str, fact_id: str) -> str:
     return str(uuid.uuid5(_NS, f"{bank_id}\x00{fact_id}"))
 
 
-def lock_bank(conn: Connection, bank_id: str, text_config: str) -> str:
-    """Create the bank on first use and lock its row: one writer per bank keeps stats exact."""
+def lock_bank(conn: Connection, bank_id: str, text_config: str, space: str) -> str:
+    """Create the bank on first use and lock its row: one writer per bank keeps stats exact.
+
+    A new bank records ``space``, the vector space of the rows about to be written; an existing
+    one must already be in it (``ValidationError`` otherwise: the caller embedded with the wrong
+    model, e.g. when the bank was created by another process between its check and this lock).
+    """
     conn.execute(
-        text("INSERT INTO banks (id, text_config) VALUES (:b, CAST(:cfg AS regconfig)) ON CONFLICT (id) DO NOTHING"),
-        {"b": bank_id, "cfg": text_config},
+        text(
+            "INSERT INTO banks (id, text_config, embedder) VALUES (:b, CAST(:cfg AS regconfig), :e) "
+            "ON CONFLICT (id) DO NOTHING"
+        ),
+        {"b": bank_id, "cfg": text_config, "e": space},
     )
-    row = conn.execute(text("SELECT text_config::text FROM banks WHERE id = :b FOR UPDATE"), {"b": bank_id}).one()
+    row = conn.execute(
+        text("SELECT text_config::text, embedder FROM banks WHERE id = :b FOR UPDATE"), {"b": bank_id}
+    ).one()
+    held = row[1] or spaces.LEGACY
+    if held != space:
+        raise ValidationError(
+            f"bank {bank_id!r} holds vectors of {held}; these facts were embedded as {space}: "
+            "vectors of two embedders are never mixed in one bank",
+            field="embedder",
+        )
     return str(row[0])
 
 

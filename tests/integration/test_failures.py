@@ -79,7 +79,7 @@ def test_failed_and_timed_out_strategies_degrade_the_answer(
 def test_all_strategies_failing_fails_the_job_clearly(faulty: ExtraWorker, resources: Any) -> None:
     bank = f"allfail-{uuid.uuid4().hex[:8]}"
     with resources.engine.begin() as conn:  # the bank exists (an unknown one is NotFound, before any strategy)
-        lock_bank(conn, bank, "english")
+        lock_bank(conn, bank, "english", resources.embedder.space)
     job = recall_async(bank, app=faulty.app, query="Where does Alice work?")
     with pytest.raises(AllStrategiesFailed) as info:
         job.get(timeout=60)

@@ -60,7 +60,7 @@ def test_chunked_import_is_invisible_until_published(resources, bank_id: str, tm
     path = _write(tmp_path / "f.jsonl", 250)
     deps = _fast(resources)
     plan = imports.validate_file(path, bank_id, deps.engine)
-    import_id = imports.new_import(plan, 100, deps.engine)
+    import_id = imports.new_import(plan, 100, deps.engine, deps.embedder.space)
     chunks = list(imports.iter_chunks(plan, 100))
     assert [len(c) for c in chunks] == [100, 100, 50]
     for number, items in enumerate(chunks):
@@ -115,7 +115,7 @@ def test_failure_mid_import_leaves_nothing(resources, bank_id: str, tmp_path: Pa
 def test_abandoned_import_is_cleaned_up(resources, bank_id: str, tmp_path: Path) -> None:
     deps = _fast(resources)
     plan = imports.validate_file(_write(tmp_path / "f.jsonl", 150), bank_id, deps.engine)
-    import_id = imports.new_import(plan, 100, deps.engine)
+    import_id = imports.new_import(plan, 100, deps.engine, deps.embedder.space)
     first = next(iter(imports.iter_chunks(plan, 100)))
     imports.stage_chunk(import_id, bank_id, 0, first, deps)
     with resources.engine.begin() as conn:  # the importer went away two hours ago
@@ -123,7 +123,7 @@ def test_abandoned_import_is_cleaned_up(resources, bank_id: str, tmp_path: Path)
             text("UPDATE import_jobs SET updated_at = now() - interval '2 hours' WHERE id = :i"), {"i": import_id}
         )
     imports.new_import(
-        imports.validate_file(_write(tmp_path / "g.jsonl", 5), f"{bank_id}-2", deps.engine), 100, deps.engine
+        imports.validate_file(_write(tmp_path / "g.jsonl", 5), f"{bank_id}-2", deps.engine), 100, deps.engine, deps.embedder.space
     )
     assert _count(resources, "SELECT count(*) FROM staged_units WHERE import_id = :i", i=import_id) == 0
     assert _count(resources, "SELECT count(*) FROM import_jobs WHERE id = :i AND status = 'failed'", i=import_id) == 1

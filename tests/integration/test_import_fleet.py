@@ -182,7 +182,9 @@ def test_killed_worker_mid_import_completes_after_redelivery(
         broker_url=redis_db_url(stack.redis_url, 7),
         result_backend=resources.endpoints.result_backend,
     ) as w:
-        import_id = fleet.submit_file(path, bank_id, resources.engine, w.app, chunk_facts=100)
+        import_id = fleet.submit_file(
+            path, bank_id, resources.engine, w.app, chunk_facts=100, space=resources.embedder.space
+        )
         killed_while_open = False
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:

@@ -144,7 +144,7 @@ def test_link_queries_match_brute_force_in_one_publish_transaction(resources, ba
         try:
             report = IngestReport(bank_id, received=60)
             old, names = prepare_rows(bank_id, facts("a", 60), deps, report, None)
-            write_batch(conn, bank_id, old, names, [], s, report)
+            write_batch(conn, bank_id, old, names, [], s, report, space=deps.embedder.space)
             new, _ = prepare_rows(bank_id, facts("b", 30), deps, report, None)
             ingest_repo.stage_batch(conn, new)
             temporal = ingest_repo.existing_temporal_candidates(conn, bank_id, window_hours=window, top_k=k)

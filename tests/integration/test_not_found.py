@@ -40,7 +40,7 @@ def empty_bank(resources: Any, bank_id: str) -> str:
     from tempr.store.ingest_repo import lock_bank
 
     with resources.engine.begin() as conn:
-        lock_bank(conn, bank_id, "english")
+        lock_bank(conn, bank_id, "english", resources.embedder.space)
     return bank_id
 
 

@@ -90,7 +90,7 @@ def test_types_filter_and_tag_modes(ctx, sample_bank) -> None:
 
 def test_empty_bank_answers_with_nothing(ctx, resources, bank_id) -> None:
     with resources.engine.begin() as conn:  # an existing bank with no facts (an unknown one is NotFound)
-        lock_bank(conn, bank_id, "english")
+        lock_bank(conn, bank_id, "english", resources.embedder.space)
     response = ask(ctx, bank_id, "Where does Alice work?")
     assert response.results == [] and response.degraded == []
 

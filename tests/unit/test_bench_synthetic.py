@@ -57,7 +57,7 @@ def test_cached_embedder_uses_the_table_and_falls_back_for_misses() -> None:
             return np.full((len(texts), 384), 0.5, dtype=np.float32)
 
     table = {"known": np.ones(384, dtype=np.float32)}
-    emb = embcache.CachedEmbedder(table, Model)
+    emb = embcache.CachedEmbedder(table, Model, "fake")
     out = emb.embed(["known", "new", "known"])
     assert out.shape == (3, 384)
     assert (out[0] == 1).all() and (out[2] == 1).all() and (out[1] == 0.5).all()

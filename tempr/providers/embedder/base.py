@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
+if TYPE_CHECKING:  # the interface needs no numpy at run time: ``spaces`` is imported where no model is
+    import numpy as np
 
 
 class Embedder(Protocol):
     dim: int
+    space: str
+    """The vector space its vectors live in (see ``tempr.providers.embedder.spaces``): a bank
+    records the space it was written in, and vectors of two spaces are never compared."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return a float32 array of shape (len(texts), dim), rows L2-normalised."""

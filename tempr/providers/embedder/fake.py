@@ -12,11 +12,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tempr.providers.embedder.spaces import FAKE
+
 _WORD = re.compile(r"\w+")
 
 
 class FakeEmbedder:
     dim = 384
+    space = FAKE
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

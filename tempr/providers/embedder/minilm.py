@@ -11,9 +11,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from tempr.providers.embedder.spaces import EXACT
+
 
 class MiniLMEmbedder:
     dim = 384
+    space = EXACT
+    """The same vectors as the ONNX export (parity-tested), so the same space."""
 
     def __init__(self, *, batch_size: int = 64, device: str | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")

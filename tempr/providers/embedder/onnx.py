@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from tempr.providers.embedder.spaces import EXACT, INT8
+
 MAX_SEQ_LENGTH = 256
 """sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (sentence_bert_config.json)."""
 EXPORT_VERSION = 1
@@ -109,6 +111,7 @@ def _export(out: Path) -> None:
 
 class OnnxMiniLMEmbedder:
     dim = 384
+    space = EXACT
 
     def __init__(
         self, *, cache_dir: Path, batch_size: int = 64, quantized: bool = False, threads: int | None = None
@@ -117,6 +120,7 @@ class OnnxMiniLMEmbedder:
         from tokenizers import Tokenizer
 
         self.batch_size = batch_size
+        self.space = INT8 if quantized else EXACT
         path = ensure_export(cache_dir, quantized=quantized)
         opts = ort.SessionOptions()
         if threads:
