@@ -123,7 +123,10 @@ def test_abandoned_import_is_cleaned_up(resources, bank_id: str, tmp_path: Path)
             text("UPDATE import_jobs SET updated_at = now() - interval '2 hours' WHERE id = :i"), {"i": import_id}
         )
     imports.new_import(
-        imports.validate_file(_write(tmp_path / "g.jsonl", 5), f"{bank_id}-2", deps.engine), 100, deps.engine, deps.embedder.space
+        imports.validate_file(_write(tmp_path / "g.jsonl", 5), f"{bank_id}-2", deps.engine),
+        100,
+        deps.engine,
+        deps.embedder.space,
     )
     assert _count(resources, "SELECT count(*) FROM staged_units WHERE import_id = :i", i=import_id) == 0
     assert _count(resources, "SELECT count(*) FROM import_jobs WHERE id = :i AND status = 'failed'", i=import_id) == 1
