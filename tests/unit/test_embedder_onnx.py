@@ -52,9 +52,10 @@ def test_export_is_made_once(cache_dir: Path) -> None:
 
 
 def test_int8_variant_is_close_but_not_parity(cache_dir: Path, texts: list[str]) -> None:
-    """The opt-in int8 export runs and stays close (measured mean cosine ~0.96); it is not the same model output."""
+    """The default int8 export (per-channel weights) stays close to the exact vectors: measured mean
+    cosine 0.992, minimum 0.984 on 600 LoCoMo facts (per-tensor weights gave 0.965 / 0.931)."""
     exact = OnnxMiniLMEmbedder(cache_dir=cache_dir).embed(texts)
     quantized = OnnxMiniLMEmbedder(cache_dir=cache_dir, quantized=True).embed(texts)
     cosine = (exact * quantized).sum(axis=1)
-    assert cosine.mean() >= 0.9
+    assert cosine.mean() >= 0.98 and cosine.min() >= 0.95
     assert np.allclose(np.linalg.norm(quantized, axis=1), 1.0, atol=1e-4)

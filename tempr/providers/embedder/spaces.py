@@ -14,7 +14,7 @@ from __future__ import annotations
 from config.errors import ConfigError, ValidationError
 
 EXACT = "all-MiniLM-L6-v2"
-INT8 = "all-MiniLM-L6-v2/int8"
+INT8 = "all-MiniLM-L6-v2/int8-per-channel"
 FAKE = "fake"
 LEGACY = EXACT
 """The space of a bank written before banks recorded theirs (NULL): every such bank was written
