@@ -20,6 +20,9 @@ class Options:
     output: Path = field(default_factory=lambda: DEFAULT_MODEL)
     refresh: bool = False
     cv: bool = True
+    cv_seeds: int = 0
+    """Also report the cross-validated recall@k over this many model seeds (mean and spread): two
+    configurations whose difference is within that spread are not told apart by one run."""
 
 
 def samples(options: Options) -> list[Sample]:
@@ -54,10 +57,28 @@ def report(all_samples: list[Sample]) -> None:
     print("learned ranker, leave-one-conversation-out (semantic-only in brackets)")
 
 
+def seed_spread(all_samples: list[Sample], seeds: int) -> None:
+    """Leave-one-conversation-out recall@k, all questions, for seeds 1..N: each seed, then mean ± std."""
+    import statistics
+
+    per_k: dict[int, list[float]] = {k: [] for k in KS}
+    for seed in range(1, seeds + 1):
+        folds = loco(all_samples, USED_FEATURES, seed=seed)
+        ordered = [s for held in folds for s in all_samples if s.conversation == held]
+        table = recall_table(ordered, [r for held in folds for r in folds[held]])
+        for k in KS:
+            per_k[k].append(table[k])
+        print(f"seed {seed:<3}" + "".join(f"{table[k]:>10.1f}" for k in KS))
+    cells = "".join(f"{statistics.mean(v):>6.2f}±{statistics.pstdev(v):.2f}" for v in per_k.values())
+    print(f"{'mean':<8}{cells}   (R@" + "/".join(map(str, KS)) + f", {seeds} seeds)")
+
+
 def train(options: Options) -> None:
     all_samples = samples(options)
     if options.cv:
         report(all_samples)
+    if options.cv_seeds:
+        seed_spread(all_samples, options.cv_seeds)
     model = fit(all_samples, USED_FEATURES)
     save(model, options.output)
     log(f"wrote {options.output} ({len(all_samples)} questions, {len(USED_FEATURES)} features)")

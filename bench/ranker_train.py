@@ -69,7 +69,10 @@ def matrix(samples: Sequence[Sample], features: Sequence[str]) -> Matrix:
     return out
 
 
-def fit(samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, rounds: int = ROUNDS) -> Any:
+def fit(
+    samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, rounds: int = ROUNDS, seed: int | None = None
+) -> Any:
+    """``seed`` replaces ``PARAMS``' (bagging and feature sampling): another draw of the same model."""
     import lightgbm
     import numpy as np
 
@@ -77,7 +80,8 @@ def fit(samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, roun
     data = lightgbm.Dataset(
         np.asarray(m.rows, dtype=np.float64), label=m.labels, group=m.groups, feature_name=list(features)
     )
-    return lightgbm.train(PARAMS, data, num_boost_round=rounds)
+    params = PARAMS if seed is None else {**PARAMS, "seed": seed}
+    return lightgbm.train(params, data, num_boost_round=rounds)
 
 
 def ranking(
@@ -92,12 +96,12 @@ def ranking(
 
 
 def loco(
-    samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, rounds: int = ROUNDS
+    samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, rounds: int = ROUNDS, seed: int | None = None
 ) -> dict[str, list[list[list[str]]]]:
     """Leave one conversation out: each conversation's rankings from a model trained on the others."""
     out: dict[str, list[list[list[str]]]] = {}
     for held in sorted({s.conversation for s in samples}):
-        model = fit([s for s in samples if s.conversation != held], features, rounds)
+        model = fit([s for s in samples if s.conversation != held], features, rounds, seed)
         predict = _predictor(model)
         out[held] = [ranking(s, predict, features) for s in samples if s.conversation == held]
     return out

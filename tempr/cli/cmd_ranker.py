@@ -24,6 +24,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", type=Path, default=None, help="model file (default: tempr/data/ranker.txt)")
     p.add_argument("--refresh", action="store_true", help="recollect the candidates even if cached")
     p.add_argument("--no-cv", action="store_true", help="skip the leave-one-conversation-out report")
+    p.add_argument(
+        "--cv-seeds",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also cross-validate with model seeds 1..N and print each and their mean ± std (the model's own noise)",
+    )
     p.set_defaults(func=run)
 
 
@@ -37,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
             "the bench package is not installed: run `make install` in a checkout of the repository", field="bench"
         ) from None
 
-    options = ranker_cli.Options(refresh=args.refresh, cv=not args.no_cv)
+    if args.cv_seeds < 0:
+        raise ValidationError("--cv-seeds must be 0 or more", field="cv_seeds")
+    options = ranker_cli.Options(refresh=args.refresh, cv=not args.no_cv, cv_seeds=args.cv_seeds)
     if args.locomo is not None:
         options.locomo = args.locomo
     if args.output is not None:
