@@ -192,7 +192,7 @@ def stage_chunk(
         job = import_repo.get_import(conn, import_id)
     if job is None:
         raise ValidationError(f"no import {import_id!r}", field="import_id")
-    deps = replace(deps, embedder=deps.embedder_for(job["embedder"]))
+    deps = replace(deps, embedder=deps.embedder_for(_space(job)))
     new = [(line, f) for line, f in facts if f.key not in existing]
     report = report or IngestReport(bank_id, received=len(facts))
     rows, names = prepare_rows(bank_id, new, deps, report, None) if new else ([], {})
