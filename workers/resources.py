@@ -58,37 +58,26 @@ class Resources:
 
     @property
     def embedder(self) -> Embedder:
+        return self._get("embedder", lambda: self._make_embedder(self.settings.embedder))
+
+    def _make_embedder(self, kind: str) -> Embedder:
         from tempr.providers.embedder import make_embedder
 
         s = self.settings
-        return self._get(
-            "embedder",
-            lambda: make_embedder(
-                s.embedder,
-                batch_size=s.embed_batch_size,
-                cache_dir=s.model_cache_dir or s.state_dir.resolve() / "models",
-            ),
+        return make_embedder(
+            kind, batch_size=s.embed_batch_size, cache_dir=s.model_cache_dir or s.state_dir.resolve() / "models"
         )
 
     def embedder_for(self, space: str | None) -> Embedder:
         """The embedder of a bank's vector space (``embedder.spaces``): the configured one if it
         writes that space, else one made for it on first use (a bank keeps the space it was
         written in when ``TEMPR_EMBEDDER`` changes; None is a legacy bank's)."""
-        from tempr.providers.embedder import make_embedder
         from tempr.providers.embedder.spaces import LEGACY, kind_for
 
         default = self.embedder
         if (space or LEGACY) == default.space:
             return default
-        s = self.settings
-        return self._get(
-            f"embedder:{space}",
-            lambda: make_embedder(
-                kind_for(space),
-                batch_size=s.embed_batch_size,
-                cache_dir=s.model_cache_dir or s.state_dir.resolve() / "models",
-            ),
-        )
+        return self._get(f"embedder:{space}", lambda: self._make_embedder(kind_for(space)))
 
     def ingest_deps(self) -> IngestDeps:
         """What ingest needs here; each bank is embedded in its own space (``embedder_for``)."""
