@@ -144,7 +144,23 @@ def ingest(conversations: list[locomo.Conversation], res: Any) -> dict[str, Any]
         rep = ingest_facts(conv.bank_id, parse_array(new), deps)
         inserted += rep.inserted
         log(f"ingested LoCoMo {conv.name}: {rep.inserted} observations in {rep.elapsed_s:.1f}s")
+    _embed_chunks(conversations, res)
     return {"facts": total, "inserted": inserted, "seconds": round(time.perf_counter() - started, 1)}
+
+
+def _embed_chunks(conversations: list[locomo.Conversation], res: Any) -> None:
+    """Banks built before chunks kept vectors get them (chunk vectors are on unless configured off)."""
+    from tempr.ingest.backfill import embed_missing_chunks
+    from tempr.ingest.pipeline import IngestDeps
+    from tempr.providers.entities import NoEntities
+
+    if not res.settings.chunk_vectors:
+        return
+    deps = IngestDeps(res.engine, res.embedder, NoEntities(), res.settings)
+    for conv in conversations:
+        n = embed_missing_chunks(deps, conv.bank_id).get(conv.bank_id, 0)
+        if n:
+            log(f"LoCoMo {conv.name}: embedded {n} chunks stored without a vector")
 
 
 def _request(conv: locomo.Conversation, q: locomo.Question, max_tokens: int = MAX_TOKENS) -> Any:

@@ -114,6 +114,14 @@ class Settings(BaseSettings):
     )
 
     # --- ingest ------------------------------------------------------------
+    chunk_vectors: bool = True
+    """Embed each memory's source chunk too (once per chunk), after its facts are visible (the
+    ``tempr.ingest.embed_chunks`` task; in-process ingest does it before returning): the learned
+    ranker reads the query's cosine to the chunk and its session beside the fact's (LoCoMo
+    cross-validated +1 point at every k, BENCHMARKS.md). A chunk is usually longer than its facts,
+    so this is more embedding work than the facts' own. False stores chunks without vectors (the
+    ranker then reads the fact's cosine in their place, as for chunks written before version
+    0005); ``tempr db embed-chunks`` adds them later."""
     semantic_link_threshold: float = 0.7
     semantic_link_top_k: int = 10
     temporal_link_window_hours: float = 24.0

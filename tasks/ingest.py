@@ -12,6 +12,7 @@ from config.errors import AuthError, ValidationError
 from tempr.auth import task_principal
 from tempr.bank_ids import check_bank_id
 from tempr.ingest import fleet, imports
+from tempr.ingest.backfill import embed_missing_chunks
 from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
 from tempr.providers.embedder.spaces import space_of
@@ -88,10 +89,11 @@ def ingest(
         check_bank_id(bank_id)
         task_principal(res.engine, res.settings, api_key=api_key, tenant=tenant, role="ingest", bank_id=bank_id)
         parsed = parse_array(facts, limit=res.settings.max_facts_per_request)
-        report = ingest_facts(bank_id, parsed, _deps())
+        report = ingest_facts(bank_id, parsed, _deps()).to_dict()
     except (ValidationError, AuthError) as exc:
         return exc.to_dict()
-    return report.to_dict()
+    _chunk_vectors_follow(bank_id, report)
+    return report
 
 
 @app.task(name="tempr.ingest.import_file")
@@ -141,7 +143,9 @@ def publish(self: Any, import_id: str) -> dict[str, Any]:
     res = get_resources()
     deps = imports.PublishDeps(res.engine, res.settings)
     try:
-        return imports.publish(import_id, deps, block=deps.settings.ingest_chunk_facts)
+        report = imports.publish(import_id, deps, block=deps.settings.ingest_chunk_facts)
+        _chunk_vectors_follow(str(report.get("bank_id", "")), report)
+        return report
     except ValidationError as exc:
         return exc.to_dict()
     except OperationalError:
@@ -152,3 +156,16 @@ def publish(self: Any, import_id: str) -> dict[str, Any]:
         log.exception("import %s publish failed", import_id)
         imports.fail(import_id, deps.engine, f"publish: {type(exc).__name__}: {exc}")
         raise
+
+
+@app.task(name="tempr.ingest.embed_chunks", autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def embed_chunks(bank_id: str) -> dict[str, int]:
+    """Vectors for the bank's chunks stored without one: queued after each ingest and publish, so
+    facts are visible as soon as they are written and their chunks' vectors follow (seconds later)."""
+    return embed_missing_chunks(_deps(), bank_id)
+
+
+def _chunk_vectors_follow(bank_id: str, report: dict[str, Any]) -> None:
+    """Queue ``embed_chunks`` when the write stored new chunks (and chunk vectors are on)."""
+    if bank_id and report.get("chunks") and get_resources().settings.chunk_vectors:
+        embed_chunks.delay(bank_id)

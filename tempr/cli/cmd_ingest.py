@@ -154,8 +154,22 @@ def _in_process(args: argparse.Namespace, chunk: int) -> dict[str, Any]:
 
     res = get_resources()
     if str(args.file) != "-" and _longer_than(args.file, chunk):
-        return _streamed(args, res, chunk)
-    return _one_transaction(args, res)
+        report = _streamed(args, res, chunk)
+    else:
+        report = _one_transaction(args, res)
+    return _with_chunk_vectors(report, res)
+
+
+def _with_chunk_vectors(report: dict[str, Any], res: Any) -> dict[str, Any]:
+    """In this process the chunks' vectors follow the (already visible) facts before the command
+    returns, as the ``embed_chunks`` task does on the fleet; the report says how many and how long."""
+    from tempr.ingest.backfill import embed_missing_chunks
+
+    if not report.get("chunks") or not res.settings.chunk_vectors:
+        return report
+    started = time.perf_counter()
+    done = embed_missing_chunks(_deps(res), report["bank_id"]).get(report["bank_id"], 0)
+    return {**report, "chunks_embedded": done, "chunk_vectors_s": round(time.perf_counter() - started, 3)}
 
 
 def _read_lines(path: Path) -> list[str]:

@@ -55,9 +55,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "db",
         help="database schema",
         description="upgrade: apply the Alembic migrations to TEMPR_DATABASE_URL (or the embedded server); "
-        "`services up` and ingest do this already.",
+        "`services up` and ingest do this already. embed-chunks: give every chunk stored without a vector "
+        "(written before version 0005, or with TEMPR_CHUNK_VECTORS=false) its vector, in the bank's own "
+        "embedder; safe to stop and rerun, recall keeps serving meanwhile.",
     )
-    db.add_argument("action", choices=["upgrade"], help="upgrade: bring the schema to the latest migration")
+    db.add_argument(
+        "action",
+        choices=["upgrade", "embed-chunks"],
+        help="upgrade: bring the schema to the latest migration; embed-chunks: vectors for chunks without one",
+    )
+    db.add_argument("--bank", default=None, help="embed-chunks: only this bank (default: every bank)")
     db.set_defaults(func=run_db)
 
 
@@ -175,10 +182,33 @@ def print_status(report: dict[str, Any]) -> None:
 def run_db(args: argparse.Namespace) -> int:
     from tempr.store.migrate import upgrade
 
+    if args.action == "embed-chunks":
+        return _embed_chunks(args.bank)
     endpoints = manager.resolve_endpoints(get_settings())
     if not endpoints.database_url:
         print("error: no database: set TEMPR_DATABASE_URL or run `tempr services up`")
         return 1
     upgrade(endpoints.database_url)
     print("database schema is up to date")
+    return 0
+
+
+def _embed_chunks(bank: str | None) -> int:
+    """`tempr db embed-chunks`: a progress line per batch on stderr, a JSON summary on stdout."""
+    from tempr.ingest.backfill import embed_missing_chunks
+    from tempr.ingest.pipeline import IngestDeps
+    from tempr.providers.entities import NoEntities
+    from workers.resources import get_resources
+
+    def progress(bank_id: str, n: int) -> None:
+        done[bank_id] = done.get(bank_id, 0) + n
+        print(f"\r{bank_id}: {done[bank_id]} chunks embedded", end="", file=sys.stderr, flush=True)
+
+    done: dict[str, int] = {}
+    res = get_resources()  # no entity extractor: nothing here needs spaCy
+    deps = IngestDeps(res.engine, res.embedder, NoEntities(), res.settings, embedders=res.embedder_for)
+    result = embed_missing_chunks(deps, bank, progress=progress)
+    if done:
+        print(file=sys.stderr)
+    print(json.dumps({"chunks_embedded": result}))
     return 0

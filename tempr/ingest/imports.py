@@ -199,7 +199,6 @@ def stage_chunk(
     for row, (line, fact) in zip(rows, new, strict=True):
         row.update(
             line=line,
-            chunk_text=fact.chunk.text if fact.chunk else None,
             entity_names=names[str(row["id"])],
             caused_by=list(fact.caused_by or []),
         )
@@ -216,7 +215,7 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
     process that has staged nothing yet publishes without loading the embedder or spaCy.
     """
     from tempr.ingest.pipeline import IngestReport
-    from tempr.ingest.write import write_batch
+    from tempr.ingest.write import row_chunks, write_batch
 
     started = time.perf_counter()
     with deps.engine.begin() as conn:
@@ -235,7 +234,7 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
         report = IngestReport(job["bank_id"], received=job["total"])
         for rows in import_repo.staged_blocks(conn, import_id, block):
             names = {str(r["id"]): list(r.pop("entity_names")) for r in rows}
-            chunks = _staged_chunks(rows)
+            chunks = row_chunks(rows)
             write_batch(conn, job["bank_id"], rows, names, chunks, deps.settings, report, space=_space(job))
         with report.timed("write_links"):
             report.links["causal"] = import_repo.add_staged_causal_links(conn, import_id)
@@ -249,16 +248,6 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
 def _space(job: dict[str, Any]) -> str:
     """The space an import's chunks were embedded in (imports registered before it was recorded: legacy)."""
     return str(job.get("embedder") or spaces.LEGACY)
-
-
-def _staged_chunks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        if r["chunk_id"] and r["chunk_text"] is not None:
-            seen.setdefault(
-                r["chunk_id"], {"id": r["chunk_id"], "document_id": r["document_id"], "text": r["chunk_text"]}
-            )
-    return list(seen.values())
 
 
 def fail(import_id: str, engine: Engine, error: str) -> None:

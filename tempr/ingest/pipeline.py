@@ -19,7 +19,7 @@ from config.errors import IngestValidationError, ValidationError
 from config.settings import Settings
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, check_batch
-from tempr.ingest.write import fact_chunks, write_batch
+from tempr.ingest.write import row_chunks, write_batch
 from tempr.providers.embedder import Embedder
 from tempr.providers.entities import EntityExtractor
 from tempr.store import ingest_repo as repo
@@ -36,6 +36,8 @@ class IngestReport:
     inserted: int = 0
     skipped: int = 0
     entity_links: int = 0
+    chunks: int = 0
+    """Distinct source chunks written (their vectors follow: ``tempr.ingest.backfill``)."""
     links: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
     stages: dict[str, float] = field(default_factory=dict)
@@ -52,6 +54,7 @@ class IngestReport:
             "inserted": self.inserted,
             "skipped": self.skipped,
             "entity_links": self.entity_links,
+            "chunks": self.chunks,
             "links": self.links,
             "elapsed_s": round(self.elapsed_s, 3),
             "facts_per_s": round(self.facts_per_s, 1),
@@ -115,7 +118,7 @@ def ingest_facts(
         facts_new = [f for _, f in new.values()]
         with deps.engine.begin() as conn:
             keep = write_batch(
-                conn, bank_id, rows, names, fact_chunks(facts_new), deps.settings, report, space=deps.embedder.space
+                conn, bank_id, rows, names, row_chunks(rows), deps.settings, report, space=deps.embedder.space
             )
             with report.timed("write_links"):
                 report.links["causal"] = repo.add_causal_links(conn, _causal_pairs(bank_id, facts_new, keep))
@@ -145,17 +148,20 @@ def _check_causes(unique: dict[str, tuple[int, FactIn]], existing: set[str]) -> 
 
 
 def prepare_rows(
-    bank_id: str, facts: list[tuple[int, FactIn]], deps: IngestDeps, report: IngestReport, progress: Progress | None
+    bank_id: str,
+    facts: list[tuple[int, FactIn]],
+    deps: IngestDeps,
+    report: IngestReport,
+    progress: Progress | None,
 ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    """Embed and find entities (the CPU-bound part, outside any transaction): one row per fact."""
+    """Embed and find entities (the CPU-bound part, outside any transaction): one row per fact.
+
+    Each row also carries its chunk's text (``chunk_text``). Chunk vectors are not computed here:
+    ``tempr.ingest.backfill`` embeds a bank's new chunks after its facts are visible.
+    """
     texts = [f.text for _, f in facts]
-    step = max(deps.settings.embed_batch_size * 4, 64)
-    vectors: list[list[float]] = []
     with report.timed("embed"):
-        for start in range(0, len(texts), step):
-            vectors.extend(deps.embedder.embed(texts[start : start + step]))
-            if progress:
-                progress("embed", len(texts[start : start + step]))
+        vectors = _embed(texts, deps, progress)
     need = [i for i, (_, f) in enumerate(facts) if f.entities is None]
     with report.timed("entities"):
         extracted = dict(zip(need, deps.extractor.extract([texts[i] for i in need]), strict=True))
@@ -163,8 +169,20 @@ def prepare_rows(
     for i, (_, fact) in enumerate(facts):
         unit_id = repo.unit_uuid(bank_id, fact.key)
         names[unit_id] = fact.entities if fact.entities is not None else extracted[i]
-        rows.append(_row(bank_id, unit_id, fact, vectors[i]))
+        row = _row(bank_id, unit_id, fact, vectors[i])
+        row["chunk_text"] = fact.chunk.text if fact.chunk else None
+        rows.append(row)
     return rows, names
+
+
+def _embed(texts: list[str], deps: IngestDeps, progress: Progress | None) -> list[Any]:
+    step = max(deps.settings.embed_batch_size * 4, 64)
+    vectors: list[Any] = []
+    for start in range(0, len(texts), step):
+        vectors.extend(deps.embedder.embed(texts[start : start + step]))
+        if progress:
+            progress("embed", len(texts[start : start + step]))
+    return vectors
 
 
 def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, Any]:

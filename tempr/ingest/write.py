@@ -16,7 +16,6 @@ from tempr.ingest import links
 from tempr.store import ingest_repo as repo
 
 if TYPE_CHECKING:
-    from tempr.ingest.facts import FactIn
     from tempr.ingest.pipeline import IngestReport
 
 
@@ -43,6 +42,7 @@ def write_batch(
         had_units = repo.bank_has_units(conn, bank_id)
         repo.insert_documents(conn, bank_id, [str(r["document_id"]) for r in rows if r["document_id"]])
         repo.insert_chunks(conn, bank_id, chunks)
+        report.chunks += len(chunks)
         repo.stage_batch(conn, rows)
     with t("link_semantic"):
         semantic = _semantic_links(conn, bank_id, rows, had_units, s)
@@ -95,9 +95,12 @@ def _temporal_links(
     return links.merge_top_k(batch, existing, k)
 
 
-def fact_chunks(facts: list[FactIn]) -> list[dict[str, Any]]:
+def row_chunks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The distinct chunks of prepared (or staged) rows: one path for ingest and publish."""
     seen: dict[str, dict[str, Any]] = {}
-    for f in facts:
-        if f.chunk:
-            seen.setdefault(f.chunk.id, {"id": f.chunk.id, "document_id": f.document_id, "text": f.chunk.text})
+    for r in rows:
+        if r["chunk_id"] and r["chunk_text"] is not None:
+            seen.setdefault(
+                r["chunk_id"], {"id": r["chunk_id"], "document_id": r["document_id"], "text": r["chunk_text"]}
+            )
     return list(seen.values())

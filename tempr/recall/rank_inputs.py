@@ -25,7 +25,7 @@ def gather(
     ce: Mapping[str, float] | None = None,
 ) -> tuple[RankQuery, list[RankCandidate], dict[str, dict[str, Any]]]:
     """The ranker's inputs for the candidates still in the bank, and their unit rows."""
-    with ctx.engine.connect() as conn:  # one round trip: fields, entities, cosine and chunk text together
+    with ctx.engine.connect() as conn:  # one round trip: fields, entities, both cosines and chunk text
         units = recall_repo.fetch_units(
             conn, [c.id for c in candidates], with_entities=True, embedding=plan.embedding, with_chunks=True
         )
@@ -40,6 +40,7 @@ def gather(
                 id=c.id,
                 text=unit["text"],
                 cos_fact=unit["cosine"],
+                cos_chunk=unit.get("chunk_cosine"),
                 ranks=c.ranks,
                 scores=c.scores,
                 rrf=c.rrf_score,

@@ -75,6 +75,7 @@ def insert_documents(conn: Connection, bank_id: str, document_ids: Iterable[str]
 
 
 def insert_chunks(conn: Connection, bank_id: str, chunks: Sequence[dict[str, Any]]) -> None:
+    """New chunks, without a vector yet (``tempr.ingest.backfill`` embeds them once the facts are visible)."""
     if chunks:
         conn.execute(
             text(
@@ -83,6 +84,44 @@ def insert_chunks(conn: Connection, bank_id: str, chunks: Sequence[dict[str, Any
             ),
             [{"b": bank_id, **c} for c in chunks],
         )
+
+
+def banks_with_unembedded_chunks(conn: Connection) -> list[str]:
+    rows = conn.execute(text("SELECT DISTINCT bank_id FROM chunks WHERE embedding IS NULL ORDER BY bank_id"))
+    return [r[0] for r in rows]
+
+
+def unembedded_chunks(conn: Connection, bank_id: str, *, after: str, limit: int) -> list[tuple[str, str]]:
+    """(id, text) of up to ``limit`` chunks without a vector, in id order after ``after`` (keyset)."""
+    rows = conn.execute(
+        text(
+            "SELECT id, text FROM chunks WHERE bank_id = :b AND embedding IS NULL AND id > :after ORDER BY id LIMIT :n"
+        ),
+        {"b": bank_id, "after": after, "n": limit},
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+def set_chunk_vectors(conn: Connection, bank_id: str, vectors: Sequence[tuple[str, Any]]) -> int:
+    """Store vectors for chunks that still lack one (a concurrent ingest may have written it first)."""
+    if not vectors:
+        return 0
+    result = conn.execute(
+        text("""
+        UPDATE chunks c SET embedding = CAST(v.vec AS vector)
+        FROM unnest(CAST(:ids AS text[]), CAST(:vecs AS text[])) AS v(id, vec)
+        WHERE c.bank_id = :b AND c.id = v.id AND c.embedding IS NULL
+        """),
+        {"b": bank_id, "ids": [i for i, _ in vectors], "vecs": [_vector_text(v) for _, v in vectors]},
+    )
+    return result.rowcount or 0
+
+
+def _vector_text(vector: Any) -> str | None:
+    """pgvector's text form ('[0.1,0.2]'): one parameter type for an executemany whatever the driver."""
+    if vector is None:
+        return None
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
 
 
 _BATCH_COLUMNS = (

@@ -278,8 +278,9 @@ def fetch_units(
     "entities": its entities' canonical names, sorted case-insensitively. With ``embedding``,
     "cosine": its exact cosine similarity to that vector (the learned ranker's feature; the
     semantic strategy only scores the memories it returned). With ``with_chunks``,
-    "chunk_text": the text of its source chunk in its bank, None without one. One statement
-    (one round trip) whatever the options.
+    "chunk_text": the text of its source chunk in its bank, None without one; with both,
+    "chunk_cosine" too: that vector's cosine to the chunk's own vector (None without one). One
+    statement (one round trip) whatever the options.
     """
     wanted = valid_uuids(ids)
     if not wanted:
@@ -296,6 +297,8 @@ def fetch_units(
     if with_chunks:
         extra.append(_FIRST_CHUNK_TEXT)
         join += " LEFT JOIN chunks c ON c.bank_id = m.bank_id AND c.id = m.chunk_id"
+        if embedding is not None:
+            extra.append("1 - (c.embedding <=> CAST(:q AS vector))")
     sql = f"""{head}
         SELECT m.id::text, m.fact_id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
                m.mentioned_at, m.event_date, m.document_id, m.chunk_id, m.tags, m.metadata, m.proof_count
@@ -318,6 +321,9 @@ def fetch_units(
             chunk_text = next(more)
             if chunk_text is not None:
                 chunk_texts[unit["chunk_id"]] = chunk_text
+            if embedding is not None:
+                chunk_cosine = next(more)
+                unit["chunk_cosine"] = None if chunk_cosine is None else float(chunk_cosine)
         units[unit["id"]] = unit
     if with_chunks:
         for unit in units.values():

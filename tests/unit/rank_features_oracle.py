@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from tempr.core.boosts import proof_signal, recency_signal, temporal_proximity_signal
 from tempr.core.rank_features import (
+    CHUNK_WEIGHT,
     FACT_TYPE_CODES,
     STOPWORDS,
     STRATEGIES,
@@ -100,6 +101,23 @@ def _support(candidates: Sequence[RankCandidate]) -> tuple[list[float], list[flo
     return session, entity
 
 
+def _session_of(
+    i: int, candidates: Sequence[RankCandidate], cos_fact: Sequence[float], cos_chunk: Sequence[float]
+) -> list[float]:
+    """The session features of candidate ``i``, by a scan over every candidate (quadratic, plain)."""
+    both = [cos_fact[j] + CHUNK_WEIGHT * cos_chunk[j] for j in range(len(candidates))]
+    doc = candidates[i].document
+    mates = [both[j] for j, c in enumerate(candidates) if doc and c.document == doc] or [both[i]]
+    return [
+        both[i],
+        both[i] - max(both),
+        max(mates),
+        max(mates) - max(both),
+        sum(mates) / len(mates),
+        float(len(mates)),
+    ]
+
+
 def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> list[list[float]]:
     """One row of ``FEATURE_NAMES`` values per candidate, in the candidates' order."""
     if not candidates:
@@ -154,6 +172,7 @@ def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> lis
                 wh,
                 session[i],
                 entity[i],
+                *_session_of(i, candidates, cos_fact, cos_chunk),
                 float(c.ce) if c.ce is not None else math.nan,
             ]
         )

@@ -165,3 +165,21 @@ def test_rows_are_finite_and_do_not_depend_on_candidate_order(items: list[tuple[
         for i, (x, y) in enumerate(zip(row[:-1], other[:-1], strict=True)):
             if i not in skip:  # ties in cosine may break differently
                 assert x == pytest.approx(y), FEATURE_NAMES[i]
+
+
+def test_session_features_summarise_each_document_over_both_representations() -> None:
+    q = RankQuery("Where does Alice work?", NOW)
+    cands = [
+        cand("a", "Alice joined Helix Health", 0.5, cos_chunk=0.8, document="s1"),
+        cand("b", "Alice likes tea", 0.3, cos_chunk=0.2, document="s1"),
+        cand("c", "Bob runs", 0.6, document="s2"),  # no chunk vector: the fact's cosine stands in
+        cand("d", "Carol sings", 0.1),  # no document: a session of its own
+    ]
+    rows = feature_matrix(q, cands)
+    both = [0.5 + 0.4 * 0.8, 0.3 + 0.4 * 0.2, 0.6 + 0.4 * 0.6, 0.1 + 0.4 * 0.1]
+    assert col(rows, "both") == pytest.approx(both)
+    assert col(rows, "both_gap") == pytest.approx([b - max(both) for b in both])
+    assert col(rows, "session_best") == pytest.approx([both[0], both[0], both[2], both[3]])
+    assert col(rows, "session_best_gap")[1] == pytest.approx(both[0] - max(both))
+    assert col(rows, "session_mean") == pytest.approx([(both[0] + both[1]) / 2] * 2 + [both[2], both[3]])
+    assert col(rows, "session_size") == [2.0, 2.0, 1.0, 1.0]
