@@ -73,6 +73,7 @@ def render(result: Any) -> str:
             "",
         ]
     lines += _stage_table(result), ""
+    lines += _chunk_lines(result)
     if result.cli_250:
         c = result.cli_250
         lines += [
@@ -82,6 +83,26 @@ def render(result: Any) -> str:
         ]
     lines.append("No GPU was available to this run: GPU figures (≥ 10× Hindsight, 4/8 workers) were not measured.")
     return "\n".join(lines)
+
+
+def _chunk_lines(result: Any) -> list[str]:
+    """The chunk vectors each run's facts were followed by (the ``embed_chunks`` work), and the rate with them."""
+    rows = []
+    for label, rep in result.runs.items():
+        cv = rep.get("chunk_vectors") or {}
+        if not cv.get("chunks"):
+            continue
+        with_chunks = float(rep["received"]) / (float(rep["elapsed_s"]) + float(cv["seconds"]))
+        rows.append([label, f"{cv['chunks']:,}", report.fmt(cv["seconds"], 1), report.fmt(with_chunks, 0)])
+    if not rows:
+        return ["Chunk vectors: off (`TEMPR_CHUNK_VECTORS=false`) or no chunks in these facts.", ""]
+    return [
+        "Chunk vectors, embedded after the facts were visible (the `embed_chunks` task; in the single-process "
+        "runs, the same call in the bench process). *facts/s with chunk vectors* counts both:",
+        "",
+        report.table(["what", "chunks", "s after the facts", "facts/s with chunk vectors"], rows),
+        "",
+    ]
 
 
 def _stage_table(result: Any) -> str:
