@@ -12,7 +12,7 @@ from config.errors import AuthError, ValidationError
 from tempr.auth import task_principal
 from tempr.bank_ids import check_bank_id
 from tempr.ingest import fleet, imports
-from tempr.ingest.backfill import embed_missing_chunks
+from tempr.ingest.backfill import embed_missing_chunks, parts_for
 from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
 from tempr.providers.embedder.spaces import space_of
@@ -159,13 +159,17 @@ def publish(self: Any, import_id: str) -> dict[str, Any]:
 
 
 @app.task(name="tempr.ingest.embed_chunks", autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
-def embed_chunks(bank_id: str) -> dict[str, int]:
-    """Vectors for the bank's chunks stored without one: queued after each ingest and publish, so
-    facts are visible as soon as they are written and their chunks' vectors follow (seconds later)."""
-    return embed_missing_chunks(_deps(), bank_id)
+def embed_chunks(bank_id: str, part: int = 0, parts: int = 1) -> dict[str, int]:
+    """Vectors for the bank's chunks stored without one (``part`` of ``parts`` of them): queued
+    after each ingest and publish, so facts are visible as soon as they are written and their
+    chunks' vectors follow (seconds later), shared out over the ingest workers."""
+    return embed_missing_chunks(_deps(), bank_id, part=part, parts=parts)
 
 
 def _chunk_vectors_follow(bank_id: str, report: dict[str, Any]) -> None:
-    """Queue ``embed_chunks`` when the write stored new chunks (and chunk vectors are on)."""
-    if bank_id and report.get("chunks") and get_resources().settings.chunk_vectors:
-        embed_chunks.delay(bank_id)
+    """Queue ``embed_chunks`` parts when the write stored new chunks (and chunk vectors are on)."""
+    chunks = int(report.get("chunks") or 0)
+    if bank_id and chunks and get_resources().settings.chunk_vectors:
+        parts = parts_for(chunks)
+        for part in range(parts):
+            embed_chunks.delay(bank_id, part, parts)

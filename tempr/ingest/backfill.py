@@ -19,19 +19,40 @@ Progress = Callable[[str, int], None]
 """progress(bank, chunks embedded since the last call)."""
 
 
+CHUNKS_PER_PART = 256
+"""The ``embed_chunks`` work queued after a write is split into parts of about this many chunks
+(at most ``MAX_PARTS``), each its own task, so the ingest workers share it."""
+MAX_PARTS = 16
+
+
+def parts_for(chunks: int) -> int:
+    return max(1, min(MAX_PARTS, -(-chunks // CHUNKS_PER_PART)))
+
+
 def embed_missing_chunks(
-    deps: IngestDeps, bank_id: str | None = None, *, batch: int = 512, progress: Progress | None = None
+    deps: IngestDeps,
+    bank_id: str | None = None,
+    *,
+    batch: int = 512,
+    progress: Progress | None = None,
+    part: int = 0,
+    parts: int = 1,
 ) -> dict[str, int]:
-    """Embed every chunk without a vector (of ``bank_id``, or of every bank); bank -> chunks embedded."""
+    """Embed every chunk without a vector (of ``bank_id``, or of every bank); bank -> chunks embedded.
+
+    ``part`` of ``parts``: only that share of the chunks (``ingest_repo.unembedded_chunks``).
+    """
+    if not 0 <= part < parts:
+        raise ValueError(f"part {part} of {parts}")
     with deps.engine.connect() as conn:
         banks = [bank_id] if bank_id is not None else repo.banks_with_unembedded_chunks(conn)
     done: dict[str, int] = {}
     for bank in banks:
-        done[bank] = _embed_bank(deps, bank, batch, progress)
+        done[bank] = _embed_bank(deps, bank, batch, progress, part, parts)
     return done
 
 
-def _embed_bank(deps: IngestDeps, bank: str, batch: int, progress: Progress | None) -> int:
+def _embed_bank(deps: IngestDeps, bank: str, batch: int, progress: Progress | None, part: int, parts: int) -> int:
     with deps.engine.connect() as conn:
         space = bank_space(conn, bank)
     if space is None:  # no such bank (or deleted meanwhile)
@@ -40,7 +61,7 @@ def _embed_bank(deps: IngestDeps, bank: str, batch: int, progress: Progress | No
     after, count = "", 0
     while True:
         with deps.engine.connect() as conn:
-            rows = repo.unembedded_chunks(conn, bank, after=after, limit=batch)
+            rows = repo.unembedded_chunks(conn, bank, after=after, limit=batch, part=part, parts=parts)
         if not rows:
             return count
         vectors = embedder.embed([t for _, t in rows])

@@ -91,13 +91,21 @@ def banks_with_unembedded_chunks(conn: Connection) -> list[str]:
     return [r[0] for r in rows]
 
 
-def unembedded_chunks(conn: Connection, bank_id: str, *, after: str, limit: int) -> list[tuple[str, str]]:
-    """(id, text) of up to ``limit`` chunks without a vector, in id order after ``after`` (keyset)."""
+def unembedded_chunks(
+    conn: Connection, bank_id: str, *, after: str, limit: int, part: int = 0, parts: int = 1
+) -> list[tuple[str, str]]:
+    """(id, text) of up to ``limit`` chunks without a vector, in id order after ``after`` (keyset).
+
+    ``part`` of ``parts``: only the chunks whose id hashes to it, so that several workers can each
+    embed a disjoint share of one bank's chunks.
+    """
     rows = conn.execute(
         text(
-            "SELECT id, text FROM chunks WHERE bank_id = :b AND embedding IS NULL AND id > :after ORDER BY id LIMIT :n"
+            "SELECT id, text FROM chunks WHERE bank_id = :b AND embedding IS NULL AND id > :after "
+            "AND (:parts = 1 OR mod(abs(hashtext(id)::bigint), :parts) = :part) "
+            "ORDER BY id LIMIT :n"
         ),
-        {"b": bank_id, "after": after, "n": limit},
+        {"b": bank_id, "after": after, "n": limit, "part": part, "parts": parts},
     )
     return [(r[0], r[1]) for r in rows]
 

@@ -147,3 +147,21 @@ def test_in_process_cli_ingest_embeds_the_chunks_before_it_returns(
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["chunks"] == 2 and report["chunks_embedded"] == 2
     assert all(v is not None for v in _chunk_vectors(resources, bank_id).values())
+
+
+def test_parts_split_a_bank_s_chunks_disjointly(resources, bank_id: str) -> None:
+    from tempr.ingest.backfill import parts_for
+
+    facts = [
+        {"id": f"g{i}", "text": f"Fact number {i}.", "document_id": "d", "chunk": {"id": f"c{i}", "text": f"Turn {i}."}}
+        for i in range(40)
+    ]
+    ingest_facts(bank_id, parse_array(facts), _deps(resources, FakeEmbedder()))
+    counts = [
+        embed_missing_chunks(_deps(resources, FakeEmbedder()), bank_id, part=p, parts=3)[bank_id] for p in range(3)
+    ]
+    assert sum(counts) == 40 and all(counts)  # every chunk in exactly one part, every part some
+    assert all(v is not None for v in _chunk_vectors(resources, bank_id).values())
+    assert (parts_for(1), parts_for(256), parts_for(257), parts_for(10**7)) == (1, 1, 2, 16)
+    with pytest.raises(ValueError):
+        embed_missing_chunks(_deps(resources, FakeEmbedder()), bank_id, part=3, parts=3)

@@ -59,3 +59,25 @@ def test_int8_variant_is_close_but_not_parity(cache_dir: Path, texts: list[str])
     cosine = (exact * quantized).sum(axis=1)
     assert cosine.mean() >= 0.98 and cosine.min() >= 0.95
     assert np.allclose(np.linalg.norm(quantized, axis=1), 1.0, atol=1e-4)
+
+
+def test_a_forked_child_opens_its_own_session(cache_dir: Path, texts: list[str]) -> None:
+    """What a prefork worker does: the parent builds the embedder and never embeds; each child's
+    first embed opens a session of its own (ONNX Runtime's threads do not survive a fork)."""
+    model = OnnxMiniLMEmbedder(cache_dir=cache_dir)
+    assert model._session is None  # building it opened nothing
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: embed and send the vectors back
+        try:
+            os.write(write, model.embed(texts[:5]).tobytes())
+        finally:
+            os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 1 << 16):
+        data += chunk
+    os.waitpid(pid, 0)
+    assert model._session is None  # the child's session stayed in the child
+    child = np.frombuffer(data, dtype=np.float32).reshape(5, 384)
+    assert np.allclose(child, model.embed(texts[:5]), atol=1e-6)

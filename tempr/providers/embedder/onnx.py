@@ -118,20 +118,36 @@ class OnnxMiniLMEmbedder:
     def __init__(
         self, *, cache_dir: Path, batch_size: int = 64, quantized: bool = False, threads: int | None = None
     ) -> None:
-        import onnxruntime as ort
+        import onnxruntime  # noqa: F401 - a missing runtime fails here, and a prefork parent shares the module
         from tokenizers import Tokenizer
 
         self.batch_size = batch_size
         self.space = INT8 if quantized else EXACT
-        path = ensure_export(cache_dir, quantized=quantized)
-        opts = ort.SessionOptions()
-        if threads:
-            opts.intra_op_num_threads = threads
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self._path = ensure_export(cache_dir, quantized=quantized)
+        self._threads = threads
+        self._session: Any = None  # opened on first use: see _open
         self._tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_SEQ_LENGTH)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def _open(self) -> Any:
+        """The ONNX Runtime session, opened on first use in whichever process embeds first.
+
+        A prefork parent builds this object before it forks (the export and the tokenizer are
+        shared) but never embeds, so each child opens its own session: ONNX Runtime's intra-op
+        threads do not survive a fork, and a child using its parent's session ran on one thread
+        (172 against 292 texts/s on 2 cores). A child must not open a second session after its
+        parent opened one (that hung here), so an inherited session is kept as it is.
+        """
+        if self._session is None:
+            import onnxruntime as ort
+
+            opts = ort.SessionOptions()
+            if self._threads:
+                opts.intra_op_num_threads = self._threads
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            self._session = ort.InferenceSession(str(self._path), opts, providers=["CPUExecutionProvider"])
+        return self._session
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -148,4 +164,4 @@ class OnnxMiniLMEmbedder:
             "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
             "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
         }
-        return np.asarray(self._session.run(["embedding"], feeds)[0], dtype=np.float32)
+        return np.asarray(self._open().run(["embedding"], feeds)[0], dtype=np.float32)
