@@ -262,12 +262,15 @@ def load_tempr(bank_dirs: list[Path]) -> None:
     from tempr.ingest.pipeline import IngestDeps, ingest_facts
     from workers.resources import get_resources
 
+    from tempr.ingest.backfill import embed_missing_chunks
+
     res = get_resources()
     deps = IngestDeps(res.engine, res.embedder, res.extractor, res.settings)
     for d in bank_dirs:
         facts = list(parse_jsonl((d / "facts.jsonl").read_text(encoding="utf-8").splitlines()))
         rep = ingest_facts(d.name, facts, deps)
-        log(f"tempr bank {d.name}: {rep.inserted} inserted, {rep.received - rep.inserted} present")
+        chunks = embed_missing_chunks(deps, d.name).get(d.name, 0) if res.settings.chunk_vectors else 0
+        log(f"tempr bank {d.name}: {rep.inserted} inserted, {rep.received - rep.inserted} present, {chunks} chunks embedded")
 
 
 def run(cfg: PeerLatencyConfig) -> PeerLatencyResult:
