@@ -258,11 +258,10 @@ def start_gateway(port: int, log_path: Path) -> subprocess.Popen[bytes]:
 
 def load_tempr(bank_dirs: list[Path]) -> None:
     """Ingest each bank's facts.jsonl (idempotent by fact id: a rerun inserts nothing)."""
+    from tempr.ingest.backfill import embed_missing_chunks
     from tempr.ingest.facts import parse_jsonl
     from tempr.ingest.pipeline import IngestDeps, ingest_facts
     from workers.resources import get_resources
-
-    from tempr.ingest.backfill import embed_missing_chunks
 
     res = get_resources()
     deps = IngestDeps(res.engine, res.embedder, res.extractor, res.settings)
@@ -270,7 +269,9 @@ def load_tempr(bank_dirs: list[Path]) -> None:
         facts = list(parse_jsonl((d / "facts.jsonl").read_text(encoding="utf-8").splitlines()))
         rep = ingest_facts(d.name, facts, deps)
         chunks = embed_missing_chunks(deps, d.name).get(d.name, 0) if res.settings.chunk_vectors else 0
-        log(f"tempr bank {d.name}: {rep.inserted} inserted, {rep.received - rep.inserted} present, {chunks} chunks embedded")
+        log(
+            f"tempr bank {d.name}: {rep.inserted} inserted, {rep.received - rep.inserted} present, {chunks} chunks embedded"
+        )
 
 
 def run(cfg: PeerLatencyConfig) -> PeerLatencyResult:
