@@ -607,7 +607,10 @@ def test_fetch_units_chunks_entities_and_version(resources, sample) -> None:
 
 def test_fetch_units_reads_cosine_and_chunk_text_in_the_same_statement(resources, sample) -> None:
     """What the learned ranker needs in one round trip; the plain fields as without the options."""
+    from tempr.ingest.backfill import embed_missing_chunks
+
     bank, ids = sample
+    embed_missing_chunks(resources.ingest_deps(), bank)  # the chunks' own vectors, as after any ingest
     vec = _embed(resources, "Alice finished her doctorate")
     wanted = [ids[k] for k in ("a01", "a02", "a03", "a18", "a07")]
     statements: list[str] = []
@@ -626,9 +629,13 @@ def test_fetch_units_reads_cosine_and_chunk_text_in_the_same_statement(resources
         exact = {h.id: h.score for h in repo.semantic_search(conn, vec, Filters(bank), 100)}
     assert len(statements) == 1 and set(full) == set(wanted)
     for i in wanted:
-        assert {k: v for k, v in full[i].items() if k not in ("cosine", "chunk_text")} == plain[i]
+        assert {k: v for k, v in full[i].items() if k not in ("cosine", "chunk_text", "chunk_cosine")} == plain[i]
         assert full[i]["cosine"] == pytest.approx(exact[i], abs=1e-6)
     shared = chunks["chat-2022-06-03"]["text"]
+    chunk_vec = _embed(resources, shared)
+    expected = float(sum(a * b for a, b in zip(vec, chunk_vec, strict=True)))
+    assert full[ids["a01"]]["chunk_cosine"] == full[ids["a02"]]["chunk_cosine"] == pytest.approx(expected, abs=1e-5)
+    assert full[ids["a07"]]["chunk_cosine"] is None  # no chunk
     assert full[ids["a01"]]["chunk_text"] == full[ids["a02"]]["chunk_text"] == full[ids["a03"]]["chunk_text"] == shared
     assert full[ids["a18"]]["chunk_text"] == chunks["chat-2023-05-02"]["text"]
     assert full[ids["a07"]]["chunk_text"] is None
