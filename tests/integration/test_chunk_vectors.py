@@ -165,3 +165,21 @@ def test_parts_split_a_bank_s_chunks_disjointly(resources, bank_id: str) -> None
     assert (parts_for(1), parts_for(256), parts_for(257), parts_for(10**7)) == (1, 1, 2, 16)
     with pytest.raises(ValueError):
         embed_missing_chunks(_deps(resources, FakeEmbedder()), bank_id, part=3, parts=3)
+
+
+def test_db_embed_chunks_cli_embeds_a_bank_and_reports_json(resources: Any, bank_id: str) -> None:
+    ingest_facts(bank_id, parse_array(FACTS), _deps(resources, FakeEmbedder()))  # chunks without vectors
+    with resources.engine.connect() as conn:  # the CLI embeds in the bank's space: make it the configured one's
+        conn.execute(
+            text("UPDATE banks SET embedder = :e WHERE id = :b"), {"e": resources.embedder.space, "b": bank_id}
+        )
+        conn.commit()
+    done = subprocess.run(
+        [sys.executable, "-m", "tempr.cli.main", "db", "embed-chunks", "--bank", bank_id],
+        capture_output=True, text=True, timeout=280,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"chunks_embedded": {bank_id: 2}}
+    assert f"{bank_id}: 2 chunks embedded" in done.stderr
+    stored = _chunk_vectors(resources, bank_id)
+    assert float(np.dot(stored["s1:t1"], resources.embedder.embed([TURN])[0])) == pytest.approx(1.0, abs=1e-4)
