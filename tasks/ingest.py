@@ -167,9 +167,18 @@ def embed_chunks(bank_id: str, part: int = 0, parts: int = 1) -> dict[str, int]:
 
 
 def _chunk_vectors_follow(bank_id: str, report: dict[str, Any]) -> None:
-    """Queue ``embed_chunks`` parts when the write stored new chunks (and chunk vectors are on)."""
+    """Queue ``embed_chunks`` parts when the write stored new chunks (and chunk vectors are on).
+
+    The write has committed by now, so a broker error here must not fail (or retry, or for an
+    import mark as failed) a write that succeeded: it is logged, and the chunks keep no vector
+    until the next write to the bank or ``tempr db embed-chunks``.
+    """
     chunks = int(report.get("chunks") or 0)
-    if bank_id and chunks and get_resources().settings.chunk_vectors:
-        parts = parts_for(chunks)
+    if not (bank_id and chunks and get_resources().settings.chunk_vectors):
+        return
+    parts = parts_for(chunks)
+    try:
         for part in range(parts):
             embed_chunks.delay(bank_id, part, parts)
+    except Exception:
+        log.warning("could not queue embed_chunks for bank %s; run `tempr db embed-chunks`", bank_id, exc_info=True)

@@ -206,9 +206,23 @@ def _embed_chunks(bank: str | None) -> int:
 
     done: dict[str, int] = {}
     res = get_resources()  # no entity extractor: nothing here needs spaCy
+    if bank is not None:
+        _check_bank_exists(res.engine, bank)
     deps = IngestDeps(res.engine, res.embedder, NoEntities(), res.settings, embedders=res.embedder_for)
     result = embed_missing_chunks(deps, bank, progress=progress)
     if done:
         print(file=sys.stderr)
     print(json.dumps({"chunks_embedded": result}))
     return 0
+
+
+def _check_bank_exists(engine: Any, bank: str) -> None:
+    """``--bank`` names an existing bank (a typo is an error, not "0 chunks embedded")."""
+    from config.errors import NotFound
+    from tempr.bank_ids import check_bank_id
+    from tempr.store.banks_repo import bank_space
+
+    check_bank_id(bank)
+    with engine.connect() as conn:
+        if bank_space(conn, bank) is None:
+            raise NotFound(f"bank {bank!r} does not exist")

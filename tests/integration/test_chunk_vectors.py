@@ -183,3 +183,23 @@ def test_db_embed_chunks_cli_embeds_a_bank_and_reports_json(resources: Any, bank
     assert f"{bank_id}: 2 chunks embedded" in done.stderr
     stored = _chunk_vectors(resources, bank_id)
     assert float(np.dot(stored["s1:t1"], resources.embedder.embed([TURN])[0])) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_db_embed_chunks_names_an_unknown_bank(resources: Any) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tempr.cli.main", "db", "embed-chunks", "--bank", "no-such-bank"],
+        capture_output=True, text=True, timeout=280,
+    )  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "bank 'no-such-bank' does not exist" in done.stderr + done.stdout
+
+
+def test_a_broker_error_after_a_committed_write_does_not_fail_it(resources: Any, monkeypatch, caplog) -> None:
+    import tasks.ingest as ingest_tasks
+
+    def broken(*_args: Any) -> None:
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(ingest_tasks.embed_chunks, "delay", broken)
+    ingest_tasks._chunk_vectors_follow("some-bank", {"chunks": 3})  # logged, not raised
+    assert "could not queue embed_chunks for bank some-bank" in caplog.text
