@@ -67,6 +67,7 @@ def ensure_bank(
     bank: str | None = None,
     start: int = 0,
     force: bool = False,
+    settings: Any = None,
 ) -> BankBuild:
     """Bank of synthetic facts start..n-1; ingest whatever is missing. Returns what this call did.
 
@@ -74,7 +75,8 @@ def ensure_bank(
     size (a 1,000,000-fact bank never holds more than two chunks), and embeds the next chunk
     on a thread while this one is written: ONNX Runtime releases the GIL, so the model and
     PostgreSQL work at once. Ingest is idempotent by fact id, so an interrupted build resumes:
-    facts already in the bank are skipped after one id lookup per batch.
+    facts already in the bank are skipped after one id lookup per batch. ``settings``: ingest's
+    settings if not the process's (``bench.bulk_bank`` writes without semantic links).
     """
     from tempr.ingest.facts import parse_array
     from tempr.ingest.pipeline import IngestDeps, ingest_facts
@@ -100,7 +102,7 @@ def ensure_bank(
             embedder = embcache.CachedEmbedder.for_facts(
                 [f["text"] for f in facts], table, lambda: res.embedder, cache.space
             )
-            deps = IngestDeps(res.engine, embedder, res.extractor, res.settings)
+            deps = IngestDeps(res.engine, embedder, res.extractor, settings or res.settings)
             for a in range(0, len(facts), BATCH):
                 batch = parse_array(facts[a : a + BATCH])
                 t = time.perf_counter()

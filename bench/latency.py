@@ -84,6 +84,8 @@ class LatencyConfig:
     seed: int = synthetic.DEFAULT_SEED
     write: bool = True
     plots: bool = True
+    bulk: bool = False
+    """Build missing synthetic banks with ``bench.bulk_bank`` (facts, then index and links)."""
 
 
 @dataclass
@@ -181,11 +183,16 @@ class Requests:
 # --- the run ------------------------------------------------------------------------------------------
 
 
-def prepare_banks(sizes: Sequence[int], seed: int) -> dict[int, banks.BankBuild]:
+def prepare_banks(sizes: Sequence[int], seed: int, *, bulk: bool = False) -> dict[int, banks.BankBuild]:
+    """``bulk``: build missing banks with ``bench.bulk_bank`` (index and semantic links after the facts)."""
     from workers.resources import get_resources
 
     res = get_resources()
     cache = banks.make_cache(res)
+    if bulk:
+        from bench import bulk_bank
+
+        return bulk_bank.ensure_banks(sizes, res, cache, seed).builds
     return {n: banks.ensure_bank(n, res, cache, seed=seed) for n in sorted(sizes)}
 
 
@@ -210,7 +217,7 @@ def run(
 
     started = time.perf_counter()
     stack.services_up()
-    builds = prepare_banks(cfg.sizes, cfg.seed)
+    builds = prepare_banks(cfg.sizes, cfg.seed, bulk=cfg.bulk)
     for n, b in (built or {}).items():
         if n in builds and b.inserted:
             builds[n] = b

@@ -32,6 +32,7 @@ class Options:
     via_workers: bool = True
     sizes: tuple[int, ...] | None = None
     facts: int | None = None
+    bulk: bool = False
 
     @property
     def writes(self) -> bool:
@@ -50,7 +51,7 @@ def quality_config(o: Options) -> quality.QualityConfig:
 
 
 def latency_config(o: Options) -> latency.LatencyConfig:
-    cfg = latency.LatencyConfig(write=o.writes, plots=o.writes)
+    cfg = latency.LatencyConfig(write=o.writes, plots=o.writes, bulk=o.bulk)
     if o.quick:
         cfg.sizes, cfg.budgets, cfg.concurrency = (1000, 2000), ("mid",), (1, 4)
         cfg.samples, cfg.rounds, cfg.cache_hits, cfg.overhead_pairs = {1: 6, 4: 8}, 1, 3, 3
@@ -60,7 +61,7 @@ def latency_config(o: Options) -> latency.LatencyConfig:
 
 
 def scale_config(o: Options) -> scale.ScaleConfig:
-    cfg = scale.ScaleConfig(write=o.writes, plots=o.writes)
+    cfg = scale.ScaleConfig(write=o.writes, plots=o.writes, bulk=o.bulk)
     if o.quick:
         cfg.sizes, cfg.budgets, cfg.samples, cfg.rerank_pairs = (1000, 2000), ("mid",), 4, 32
     if o.sizes:
@@ -94,7 +95,7 @@ def run_all(o: Options) -> Timed:
     scale_cfg.sizes = tuple(lat_cfg.sizes)
     t = time.perf_counter()
     log("building the synthetic banks")
-    built = latency.prepare_banks(lat_cfg.sizes, lat_cfg.seed)
+    built = latency.prepare_banks(lat_cfg.sizes, lat_cfg.seed, bulk=o.bulk)
     out.wall_s["banks"] = time.perf_counter() - t
     t = time.perf_counter()
     out.results["quality"] = quality.main(quality_config(o))

@@ -1,0 +1,210 @@
+"""Large synthetic banks built in bulk: facts first, then the vector index, then semantic links.
+
+``tempr ingest`` puts every fact into the one HNSW index that all banks share and asks that
+index for the fact's neighbours, a fact at a time. Past a few hundred thousand entries that is
+150-190 facts/s on two cores (BENCHMARKS.md, "One million facts"), so a 1,000,000-fact bank
+would take about two hours to publish. The scale benchmark needs the finished bank, not the
+ingest, so this builds the same rows in another order:
+
+1. the HNSW index is dropped (the bench database only: every bank is re-indexed in step 2);
+2. the facts are written by the product's own ``ingest_facts`` with semantic linking switched
+   off: units, entities, temporal links and BM25 statistics are exactly what ingest writes;
+3. the index is rebuilt by one ``CREATE INDEX`` (PostgreSQL builds HNSW in bulk and in parallel);
+4. each fact gets its ``semantic_link_top_k`` nearest other facts of the bank with cosine >= the
+   threshold, by the same HNSW query ingest uses (``LINK_EF_SEARCH``, iterative scan), on two
+   connections at once.
+
+One difference from ingest: there a fact links to its nearest among the facts written before
+it and in its batch; here among every fact of the bank. The count of links per fact is the same
+(at most ``top_k``), and the graph walk follows links both ways, so the walk's cost is alike.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import text
+
+from bench import banks, embcache, synthetic
+from bench.progress import bar, log
+from tempr.store import ingest_repo
+from tempr.store.recall_filters import set_ann_scan
+
+INDEX = "memory_units_embedding_hnsw"
+INDEX_DDL = f"CREATE INDEX {INDEX} ON memory_units USING hnsw (embedding vector_cosine_ops)"
+"""The migration's definition (0001_initial), unchanged."""
+
+LINK_BLOCK = 1_000
+INDEX_MEMORY = "6GB"
+"""maintenance_work_mem for the build: the graph of 1.1M 384-d vectors takes about 2.5 GB, and a
+build that outgrows it falls back to inserting one vector at a time (pgvector's notice)."""
+
+
+@dataclass
+class BulkBuild:
+    """What one call did, phase by phase (seconds; 0 where a phase had nothing to do)."""
+
+    builds: dict[int, banks.BankBuild] = field(default_factory=dict)
+    load_s: float = 0.0
+    index_s: float = 0.0
+    link_s: dict[int, float] = field(default_factory=dict)
+    links: dict[int, int] = field(default_factory=dict)
+
+
+def index_exists(engine: Any) -> bool:
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT to_regclass(:i) IS NOT NULL"), {"i": INDEX}).scalar_one()
+
+
+def drop_index(engine: Any) -> None:
+    log(f"dropping {INDEX} for the bulk load (rebuilt after it)")
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP INDEX IF EXISTS {INDEX}"))
+
+
+def create_index(engine: Any) -> float:
+    """Build the shared HNSW index in one statement, with a progress bar read off PostgreSQL."""
+    with engine.connect() as conn:
+        total = int(conn.execute(text("SELECT count(*) FROM memory_units")).scalar_one())
+    started = time.perf_counter()
+    done = threading.Event()
+    with bar(total, f"CREATE INDEX {INDEX}", "vector") as progress:
+        watcher = threading.Thread(target=_watch_build, args=(engine, progress, done), daemon=True)
+        watcher.start()
+        try:
+            with engine.connect() as conn:
+                conn.execute(text(f"SET maintenance_work_mem = '{INDEX_MEMORY}'"))
+                conn.execute(text("SET max_parallel_maintenance_workers = 2"))
+                conn.execute(text(INDEX_DDL))
+                conn.commit()
+        finally:
+            done.set()
+            watcher.join()
+        progress.update(max(0, total - progress.n))
+    with engine.connect() as conn:
+        conn.execute(text("ANALYZE memory_units"))
+        conn.commit()
+    return time.perf_counter() - started
+
+
+def _watch_build(engine: Any, progress: Any, done: threading.Event) -> None:
+    shown = 0
+    with engine.connect() as conn:
+        while not done.wait(2.0):
+            row = conn.execute(
+                text("SELECT tuples_done FROM pg_stat_progress_create_index WHERE relid = 'memory_units'::regclass")
+            ).first()
+            conn.rollback()
+            if row and row[0] and int(row[0]) > shown:
+                progress.update(int(row[0]) - shown)
+                shown = int(row[0])
+
+
+def link_bank(engine: Any, bank: str, settings: Any, threads: int = 2) -> tuple[float, int]:
+    """Semantic links for every fact of ``bank`` (blocks already linked are skipped: a rerun resumes)."""
+    with engine.connect() as conn:
+        ids = [
+            r[0]
+            for r in conn.execute(text("SELECT id::text FROM memory_units WHERE bank_id = :b ORDER BY id"), {"b": bank})
+        ]
+    blocks = [ids[i : i + LINK_BLOCK] for i in range(0, len(ids), LINK_BLOCK)]
+    started, added = time.perf_counter(), 0
+    with bar(len(ids), f"semantic links {bank}", "fact") as progress, ThreadPoolExecutor(threads) as pool:
+        for n_block, n_links in pool.map(lambda b: _link_block(engine, bank, b, settings), blocks):
+            added += n_links
+            progress.update(n_block)
+    return time.perf_counter() - started, added
+
+
+def _link_block(engine: Any, bank: str, unit_ids: Sequence[str], settings: Any) -> tuple[int, int]:
+    top_k, threshold = settings.semantic_link_top_k, settings.semantic_link_threshold
+    with engine.begin() as conn:
+        linked = conn.execute(
+            text(
+                "SELECT EXISTS (SELECT 1 FROM memory_links WHERE from_unit_id = ANY(CAST(:ids AS uuid[])) "
+                "AND link_type = 'semantic')"
+            ),
+            {"ids": list(unit_ids)},
+        ).scalar_one()
+        if linked or top_k <= 0:
+            return len(unit_ids), 0
+        found = nearest_in_bank(conn, bank, unit_ids, threshold=threshold, top_k=top_k)
+        return len(unit_ids), ingest_repo.insert_links(conn, "semantic", found)
+
+
+def nearest_in_bank(
+    conn: Any, bank: str, unit_ids: Sequence[str], *, threshold: float, top_k: int
+) -> list[tuple[str, str, float]]:
+    """(unit, neighbour, cosine) for each unit's ``top_k`` nearest other units of the bank.
+
+    The query of ``ingest_repo.existing_semantic_candidates`` (HNSW walk of breadth
+    ``LINK_EF_SEARCH``, iterative scan, no sort node), with the units read from the bank itself.
+    """
+    set_ann_scan(conn, max(top_k, ingest_repo.LINK_EF_SEARCH))
+    with ingest_repo._sorting_off(conn):
+        rows = conn.execute(
+            text("""
+            SELECT n.id::text, nb.id::text, nb.dist
+            FROM memory_units n
+            CROSS JOIN LATERAL (
+                SELECT m.id, m.embedding <=> n.embedding AS dist
+                FROM memory_units m
+                WHERE m.bank_id = :b AND m.id <> n.id
+                ORDER BY m.embedding <=> n.embedding
+                LIMIT :k
+            ) nb
+            WHERE n.id = ANY(CAST(:ids AS uuid[])) AND nb.dist <= 1.0 - :threshold
+            """),
+            {"b": bank, "k": top_k, "threshold": threshold, "ids": list(unit_ids)},
+        ).all()
+    return [(unit, other, min(1.0, 1.0 - float(dist))) for unit, other, dist in rows]
+
+
+def ensure_banks(sizes: Sequence[int], res: Any, cache: embcache.EmbeddingCache, seed: int) -> BulkBuild:
+    """Synthetic banks of ``sizes`` facts, complete with index and links; only missing work is done."""
+    out = BulkBuild()
+    unlinked = res.settings.model_copy(update={"semantic_link_top_k": 0})
+    missing = [n for n in sorted(sizes) if banks.unit_count(res.engine, banks.bank_id(n, seed)) < n]
+    started = time.perf_counter()
+    if missing and index_exists(res.engine):
+        drop_index(res.engine)
+    for n in sorted(sizes):
+        out.builds[n] = banks.ensure_bank(n, res, cache, seed=seed, settings=unlinked)
+    out.load_s = time.perf_counter() - started if missing else 0.0
+    if not index_exists(res.engine):
+        out.index_s = create_index(res.engine)
+        log(f"HNSW index built in {out.index_s:.0f} s")
+    for n in sorted(sizes):
+        bank = banks.bank_id(n, seed)
+        out.link_s[n], out.links[n] = link_bank(res.engine, bank, res.settings)  # skips linked blocks
+        if out.links[n]:
+            log(f"{bank}: {out.links[n]:,} semantic links in {out.link_s[n]:.0f} s")
+    with res.engine.connect() as conn:
+        conn.execute(text("ANALYZE memory_links"))
+        conn.commit()
+    return out
+
+
+def main(sizes: Sequence[int], seed: int = synthetic.DEFAULT_SEED) -> BulkBuild:
+    from bench import stack
+    from workers.resources import get_resources
+
+    stack.services_up()
+    res = get_resources()
+    return ensure_banks(sizes, res, banks.make_cache(res), seed)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", help="comma-separated bank sizes, e.g. 10000,100000,1000000")
+    parser.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED)
+    args = parser.parse_args()
+    built = main([int(s) for s in args.sizes.split(",")], args.seed)
+    print(built)
