@@ -25,6 +25,7 @@ from tempr.core import (
     rrf_fuse,
 )
 from tempr.core.rank_features import feature_array
+from tempr.core.repeats import penalise_repeats
 from tempr.core.rerank_scores import sigmoid
 from tempr.core.timeutil import ms_since
 from tempr.core.types import FusedCandidate, StrategyResult
@@ -40,6 +41,7 @@ RRF_FALLBACK = "rrf-fallback"
 class RerankOutcome:
     """Normalised [0, 1] score per candidate id, and which reranker produced them.
 
+    ``raw`` (learned ranker): the model's own score, before repeats of a source chunk step down.
     ``features`` (learned ranker only): each candidate's feature row (``FEATURE_NAMES`` order,
     None for a missing value), for the trace. ``learned``: the score is already the final
     relevance, so the finish step applies no boosts on top.
@@ -117,9 +119,11 @@ def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: R
     rows = feature_array(query, cands)
     raw = ranker.score_rows(rows)
     ids = [c.id for c in cands]
+    # A second memory of an already better-ranked source chunk steps down (tempr.core.repeats).
+    ranked = penalise_repeats(list(raw), [units[i].get("chunk_id") for i in ids], ctx.settings.recall_repeat_penalty)
     name = ranker.name if ce is None else f"{ranker.name}+{ctx.reranker.name}"  # type: ignore[union-attr]
     return RerankOutcome(
-        scores={i: sigmoid(r) for i, r in zip(ids, raw, strict=True)},
+        scores={i: sigmoid(r) for i, r in zip(ids, ranked, strict=True)},
         reranker=name,
         raw=dict(zip(ids, raw, strict=True)),
         features=_trace_rows(ids, rows.tolist()) if plan.request.trace else {},
