@@ -237,4 +237,6 @@ def _print_features(rerank: dict[str, Any], unit_id: str) -> None:
     if not names or row is None:
         return
     parts = [f"{n} {v:.3g}" for n, v in zip(names, row, strict=True) if v]
-    print(f"       ranker {rerank.get('raw', {}).get(unit_id, 0.0):+.3f} · " + " · ".join(parts))
+    repeat = (rerank.get("repeats") or {}).get(unit_id)
+    stepped = f" (repeat {repeat} of its chunk: stepped down)" if repeat else ""
+    print(f"       ranker {rerank.get('raw', {}).get(unit_id, 0.0):+.3f}{stepped} · " + " · ".join(parts))

@@ -211,6 +211,7 @@ def _trace(
             "reranker": outcome.reranker,
             "scores": outcome.scores,
             "raw": outcome.raw,
+            "repeats": outcome.repeats,
             **({"feature_names": list(FEATURE_NAMES), "features": outcome.features} if outcome.features else {}),
         },
         "boosts": [{"id": s["id"], **s["components"]} for s in scored],

@@ -25,7 +25,7 @@ from tempr.core import (
     rrf_fuse,
 )
 from tempr.core.rank_features import feature_array
-from tempr.core.repeats import penalise_repeats
+from tempr.core.repeats import penalise_repeats, repeat_levels
 from tempr.core.rerank_scores import sigmoid
 from tempr.core.timeutil import ms_since
 from tempr.core.types import FusedCandidate, StrategyResult
@@ -53,6 +53,9 @@ class RerankOutcome:
     elapsed_ms: float = 0.0
     features: dict[str, list[float | None]] = field(default_factory=dict)
     learned: bool = False
+    repeats: dict[str, int] = field(default_factory=dict)
+    """Learned ranker: the candidates that step down as repeats of a source chunk, and how many
+    better-ranked memories of that chunk are above them (``tempr.core.repeats``)."""
     units: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
     """The candidates' stored rows as the ranker read them (with entities): finish reuses them when
     it runs in the same process. Never serialised: a finish on another queue fetches its own."""
@@ -65,6 +68,7 @@ class RerankOutcome:
             "elapsed_ms": self.elapsed_ms,
             "features": self.features,
             "learned": self.learned,
+            "repeats": self.repeats,
         }
 
     @classmethod
@@ -76,6 +80,7 @@ class RerankOutcome:
             data.get("elapsed_ms", 0.0),
             dict(data.get("features") or {}),
             bool(data.get("learned", False)),
+            dict(data.get("repeats") or {}),
         )
 
 
@@ -120,7 +125,10 @@ def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: R
     raw = ranker.score_rows(rows)
     ids = [c.id for c in cands]
     # A second memory of an already better-ranked source chunk steps down (tempr.core.repeats).
-    ranked = penalise_repeats(list(raw), [units[i].get("chunk_id") for i in ids], ctx.settings.recall_repeat_penalty)
+    chunks = [units[i].get("chunk_id") for i in ids]
+    penalty = ctx.settings.recall_repeat_penalty
+    ranked = penalise_repeats(list(raw), chunks, penalty)
+    repeats = {i: n for i, n in zip(ids, repeat_levels(list(raw), chunks), strict=True) if n} if penalty > 0 else {}
     name = ranker.name if ce is None else f"{ranker.name}+{ctx.reranker.name}"  # type: ignore[union-attr]
     return RerankOutcome(
         scores={i: sigmoid(r) for i, r in zip(ids, ranked, strict=True)},
@@ -128,6 +136,7 @@ def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: R
         raw=dict(zip(ids, raw, strict=True)),
         features=_trace_rows(ids, rows.tolist()) if plan.request.trace else {},
         learned=True,
+        repeats=repeats,
         units=units,
     )
 
