@@ -120,3 +120,48 @@ def test_the_demo_questions_rank_their_answers_first_and_no_undated_preference_a
         body = {"query": query, "query_timestamp": REFERENCE_TIME, "max_tokens": 300, **extra}
         response = recall(sample_bank, RecallRequest.model_validate(body), default_ctx)
         assert "a54" not in fact_ids(response)[:3], (query, fact_ids(response)[:5])  # "Alice usually prefers Python"
+
+
+REPEAT_BANK = [  # three memories of one turn, two of another: all about Priya's Lisbon trip
+    {
+        "id": "r1",
+        "text": "Priya flew to Lisbon for the conference.",
+        "chunk": {"id": "t1", "text": "I flew to Lisbon!"},
+    },
+    {"id": "r2", "text": "Priya arrived in Lisbon on Monday.", "chunk": {"id": "t1", "text": "I flew to Lisbon!"}},
+    {"id": "r3", "text": "Priya's Lisbon flight was on time.", "chunk": {"id": "t1", "text": "I flew to Lisbon!"}},
+    {"id": "r4", "text": "Priya visited Lisbon's old town.", "chunk": {"id": "t2", "text": "The old town was lovely."}},
+    {"id": "r5", "text": "Priya ate pastries in Lisbon.", "chunk": {"id": "t2", "text": "The old town was lovely."}},
+    {"id": "r6", "text": "Priya bought a camera before the trip."},
+]
+
+
+def test_repeats_of_a_source_chunk_step_down(resources, default_ctx) -> None:
+    """Each memory below a better-scored memory of its chunk loses the penalty per such memory."""
+    import dataclasses
+    import math
+
+    bank = "default-repeats"
+    deps = IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings)
+    ingest_facts(bank, parse_array(REPEAT_BANK), deps)
+    response = ask(default_ctx, bank, "What did Priya do in Lisbon?", trace=True)
+    rerank = response.trace["rerank"]
+    ids = {r.id: r.fact_id for r in response.results}
+    chunk_of = {f["id"]: (f.get("chunk") or {}).get("id") for f in REPEAT_BANK}
+    penalty = default_ctx.settings.recall_repeat_penalty
+    for uid, raw in rerank["raw"].items():
+        better = sum(
+            1
+            for other, r in rerank["raw"].items()
+            if other != uid and chunk_of[ids[other]] and chunk_of[ids[other]] == chunk_of[ids[uid]] and r > raw
+        )
+        assert rerank["repeats"].get(uid, 0) == better
+        assert rerank["scores"][uid] == pytest.approx(1 / (1 + math.exp(-(raw - penalty * better))))
+    assert sorted(rerank["repeats"].values()) == [1, 1, 2]  # t1's 2nd and 3rd, t2's 2nd
+    finals = [r.scores.final for r in response.results]
+    assert finals == sorted(finals, reverse=True)
+
+    off = default_ctx.settings.model_copy(update={"recall_repeat_penalty": 0.0})
+    plain = ask(dataclasses.replace(default_ctx, settings=off), bank, "What did Priya do in Lisbon?", trace=True)
+    assert plain.trace["rerank"]["repeats"] == {}
+    assert plain.trace["rerank"]["raw"] == pytest.approx(rerank["raw"])
