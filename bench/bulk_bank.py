@@ -154,7 +154,7 @@ def nearest_in_bank(
     ``LINK_EF_SEARCH``, iterative scan, no sort node), with the units read from the bank itself.
     """
     set_ann_scan(conn, max(top_k, ingest_repo.LINK_EF_SEARCH))
-    with ingest_repo._sorting_off(conn):
+    with ingest_repo.sorting_off(conn):
         rows = conn.execute(
             text("""
             SELECT n.id::text, nb.id::text, nb.dist

@@ -46,4 +46,9 @@ def penalise_repeats(
         raise ValueError("one key per score")
     if penalty <= 0:
         return list(scores)
-    return [s - penalty * level for s, level in zip(scores, repeat_levels(scores, keys), strict=True)]
+    return step_down(scores, repeat_levels(scores, keys), penalty)
+
+
+def step_down(scores: Sequence[float], levels: Sequence[int], penalty: float = REPEAT_PENALTY) -> list[float]:
+    """``scores`` minus ``penalty`` per level: for callers that keep ``repeat_levels`` (the trace)."""
+    return [s - penalty * level for s, level in zip(scores, levels, strict=True)]

@@ -25,7 +25,7 @@ from tempr.core import (
     rrf_fuse,
 )
 from tempr.core.rank_features import feature_array
-from tempr.core.repeats import penalise_repeats, repeat_levels
+from tempr.core.repeats import repeat_levels, step_down
 from tempr.core.rerank_scores import sigmoid
 from tempr.core.timeutil import ms_since
 from tempr.core.types import FusedCandidate, StrategyResult
@@ -127,8 +127,9 @@ def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: R
     # A second memory of an already better-ranked source chunk steps down (tempr.core.repeats).
     chunks = [units[i].get("chunk_id") for i in ids]
     penalty = ctx.settings.recall_repeat_penalty
-    ranked = penalise_repeats(list(raw), chunks, penalty)
-    repeats = {i: n for i, n in zip(ids, repeat_levels(list(raw), chunks), strict=True) if n} if penalty > 0 else {}
+    levels = repeat_levels(list(raw), chunks) if penalty > 0 else [0] * len(ids)
+    ranked = step_down(list(raw), levels, penalty)
+    repeats = {i: n for i, n in zip(ids, levels, strict=True) if n}
     name = ranker.name if ce is None else f"{ranker.name}+{ctx.reranker.name}"  # type: ignore[union-attr]
     return RerankOutcome(
         scores={i: sigmoid(r) for i, r in zip(ids, ranked, strict=True)},

@@ -27,10 +27,10 @@ def semantic(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, 
 def keyword(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
     s = ctx.settings
     with ctx.engine.begin() as conn:
-        hits = recall_repo.keyword_search(
+        hits, detail = recall_repo.bm25_top(
             conn, plan.request.query, plan.filters(), plan.budget, k1=s.bm25_k1, b=s.bm25_b
         )
-    return hits, {}
+    return hits, {"bm25": detail}
 
 
 def graph(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:

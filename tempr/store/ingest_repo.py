@@ -204,7 +204,7 @@ Candidates = dict[str, list[tuple[float, str, float]]]
 
 
 @contextmanager
-def _sorting_off(conn: Connection) -> Iterator[None]:
+def sorting_off(conn: Connection) -> Iterator[None]:
     """No sort nodes for the statements in the block: an index that delivers the order is the only plan."""
     conn.execute(text("SELECT set_config('enable_sort', 'off', true)"))
     try:
@@ -248,7 +248,7 @@ def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: f
     order = "(m.embedding <=> n.embedding) + 0" if exact else "m.embedding <=> n.embedding"
     if not exact:
         set_ann_scan(conn, max(top_k, LINK_EF_SEARCH))
-    with nullcontext() if exact else _sorting_off(conn):
+    with nullcontext() if exact else sorting_off(conn):
         rows = conn.execute(
             text(f"""
             SELECT n.id::text, nb.id::text, nb.dist
@@ -284,7 +284,7 @@ def existing_temporal_candidates(conn: Connection, bank_id: str, *, window_hours
               AND m.event_date BETWEEN n.event_date - make_interval(secs => :window * 3600)
                                    AND n.event_date + make_interval(secs => :window * 3600)
             ORDER BY m.event_date {direction} FETCH FIRST :k ROWS WITH TIES"""
-    with _sorting_off(conn):
+    with sorting_off(conn):
         rows = conn.execute(
             text(f"""
             SELECT n.id::text, nb.id::text, abs(extract(epoch FROM nb.event_date - n.event_date)) / 3600.0
@@ -371,17 +371,23 @@ def add_causal_links(conn: Connection, pairs: Sequence[tuple[str, str]]) -> int:
 
 
 def update_bank_stats(conn: Connection, bank_id: str, unit_ids: Sequence[str]) -> None:
-    """BM25 statistics (N, total length, per-term document frequency) and the bank version."""
+    """BM25 statistics (N, total length; per term df, largest tf, shortest memory) and the bank version.
+
+    ``max_tf`` and ``min_len`` bound what a term can add to any score (``tempr.core.bm25_bounds``).
+    Memories are never removed one by one, so the bounds only ever widen and stay valid.
+    """
     ids = list(unit_ids)
     if ids:
         conn.execute(
             text("""
-            INSERT INTO bm25_terms (bank_id, term, df)
-            SELECT :b, u.lexeme, count(*)
+            INSERT INTO bm25_terms (bank_id, term, df, max_tf, min_len)
+            SELECT :b, u.lexeme, count(*), max(GREATEST(cardinality(u.positions), 1)), min(m.doc_len)
             FROM memory_units m, unnest(m.search_vector) AS u
             WHERE m.id = ANY(CAST(:ids AS uuid[]))
             GROUP BY u.lexeme
-            ON CONFLICT (bank_id, term) DO UPDATE SET df = bm25_terms.df + excluded.df
+            ON CONFLICT (bank_id, term) DO UPDATE SET df = bm25_terms.df + excluded.df,
+                max_tf = GREATEST(bm25_terms.max_tf, excluded.max_tf),
+                min_len = LEAST(bm25_terms.min_len, excluded.min_len)
             """),
             {"b": bank_id, "ids": ids},
         )

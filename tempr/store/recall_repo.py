@@ -6,8 +6,8 @@ query's WHERE clause, never applied after a LIMIT. The ANN queries set their
 HNSW knobs with transaction-local settings, so call them inside the
 connection's ordinary (non-autocommit) transaction.
 
-The graph walk lives in ``recall_graph`` and the filter fragments in
-``recall_filters``; both are re-exported here, the one import for callers.
+The graph walk lives in ``recall_graph``, BM25 in ``keyword_repo`` and the filter
+fragments in ``recall_filters``; all are re-exported here, the one import for callers.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from sqlalchemy import Connection, CursorResult, TextClause, bindparam, text
 
 from tempr.core.timeutil import as_utc
 from tempr.core.types import Hit, TimeWindow
+from tempr.store.keyword_repo import bm25_top, keyword_search
 from tempr.store.recall_filters import (
     EXACT_SEARCH_MAX_UNITS,
     Filters,
@@ -35,6 +36,7 @@ from tempr.store.schema import EMBEDDING_DIM
 __all__ = [
     "Filters",
     "bank_version",
+    "bm25_top",
     "entity_unit_ids",
     "fetch_chunks",
     "fetch_units",
@@ -113,62 +115,6 @@ def semantic_search(conn: Connection, embedding: Sequence[float], filters: Filte
     if limit <= 0:
         return []
     return [Hit(r[0], float(r[1])) for r in _nearest(conn, embedding, filters, limit)]
-
-
-# --- keyword (BM25) -----------------------------------------------------------------------------
-
-# The query's lexemes come from the bank's own text search configuration, so they match the
-# stored tsvectors and bm25_terms exactly (stemmed words, but also whole URLs, hosts,
-# hyphenated identifiers and numbers, which the parser keeps as single lexemes). The OR
-# tsquery is assembled from quoted lexemes (quotes and backslashes doubled, as tsquery
-# input requires), so query text is never parsed as tsquery syntax. Only candidates
-# found through the GIN index are scored; the score is Okapi BM25 with the
-# non-negative idf ln(1 + (N - df + 0.5) / (df + 0.5)).
-_BM25 = r"""
-WITH bank AS (
-    SELECT b.unit_count::float8 AS n, GREATEST(b.total_len::float8 / b.unit_count, 1.0) AS avgdl,
-           b.text_config
-    FROM banks b WHERE b.id = :filter_bank AND b.unit_count > 0
-),
-query_terms AS (
-    SELECT DISTINCT u.lexeme FROM bank, unnest(to_tsvector(bank.text_config, :query)) AS u
-),
-terms AS (
-    SELECT t.term, ln(1.0 + (bank.n - t.df + 0.5) / (t.df + 0.5)) AS idf
-    FROM bank, query_terms q JOIN bm25_terms t ON t.bank_id = :filter_bank AND t.term = q.lexeme
-    WHERE t.df > 0
-)
-SELECT m.id::text,
-       sum(t.idf * tf.n * (:k1 + 1) / (tf.n + :k1 * (1 - :b + :b * m.doc_len / bank.avgdl))) AS score
-FROM memory_units m
-CROSS JOIN bank
-CROSS JOIN LATERAL unnest(m.search_vector) AS u
-JOIN terms t ON t.term = u.lexeme
-CROSS JOIN LATERAL (SELECT GREATEST(cardinality(u.positions), 1)::float8 AS n) tf
-WHERE {where}
-  AND m.search_vector @@ (
-      SELECT string_agg('''' || replace(replace(term, '\', '\\'), '''', '''''') || '''', ' | ')::tsquery
-      FROM terms)
-GROUP BY m.id
-ORDER BY score DESC, m.id
-LIMIT :limit
-"""
-
-
-def keyword_search(
-    conn: Connection, query: str, filters: Filters, limit: int, *, k1: float = 1.2, b: float = 0.75
-) -> list[Hit]:
-    """BM25 over the bank's memories, computed in PostgreSQL from the bank's term statistics.
-
-    Rare terms outweigh common ones (idf from ``bm25_terms.df`` and ``banks.unit_count``);
-    term frequency saturates with k1 and is normalised by length against the bank's
-    average (``banks.total_len / unit_count``) with b.
-    """
-    if limit <= 0 or not query.strip():
-        return []
-    where, params = where_clause(filters)
-    rows = conn.execute(text(_BM25.format(where=where)), {**params, "query": query, "limit": limit, "k1": k1, "b": b})
-    return [Hit(r[0], float(r[1])) for r in rows]
 
 
 # --- temporal -----------------------------------------------------------------------------------

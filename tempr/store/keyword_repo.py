@@ -1,0 +1,140 @@
+"""The keyword strategy's SQL: Okapi BM25 over a bank's memories, exact top k.
+
+The query's lexemes come from the bank's own text search configuration, so they match the
+stored tsvectors and ``bm25_terms`` exactly (stemmed words, but also whole URLs, hosts,
+hyphenated identifiers and numbers, which the parser keeps as single lexemes). The OR
+tsquery is assembled from quoted lexemes (quotes and backslashes doubled, as tsquery
+input requires), so query text is never parsed as tsquery syntax. Only candidates found
+through the GIN index are scored, with the non-negative idf ln(1 + (N - df + 0.5) / (df + 0.5)).
+
+In a large bank a common query word has postings in a good share of the bank, and scoring
+them is most of the work; ``tempr.core.bm25_bounds`` says when the memories holding only
+such words provably cannot reach the top k, so they are never scored (same answer).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, text
+
+from tempr.core.bm25_bounds import MIN_POSTINGS, TermStat, certified, pruned_attempts, term_bound
+from tempr.core.types import Hit
+from tempr.store.recall_filters import Filters, where_clause
+
+__all__ = ["bm25_top", "keyword_search", "query_terms"]
+
+_TERMS = """
+WITH bank AS (
+    SELECT b.unit_count::float8 AS n, GREATEST(b.total_len::float8 / b.unit_count, 1.0) AS avgdl,
+           b.text_config
+    FROM banks b WHERE b.id = :bank AND b.unit_count > 0
+),
+query_terms AS (
+    SELECT DISTINCT u.lexeme FROM bank, unnest(to_tsvector(bank.text_config, :query)) AS u
+)
+SELECT t.term, t.df, ln(1.0 + (bank.n - t.df + 0.5) / (t.df + 0.5)) AS idf, t.max_tf, t.min_len, bank.avgdl, bank.n
+FROM bank, query_terms q JOIN bm25_terms t ON t.bank_id = :bank AND t.term = q.lexeme
+WHERE t.df > 0
+ORDER BY t.term
+"""
+
+# Every query term scores; only memories holding one of the :match terms are candidates.
+# Scores are rounded to 10 decimals so equal scores are equal whatever order a plan sums
+# them in, and ties then go by id: the same answer from every plan (the bounds allow for it).
+_SCORE = """
+WITH terms AS (
+    SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS float8[])) AS t(term, idf)
+)
+SELECT m.id::text,
+       round(CAST(sum(t.idf * tf.n * (:k1 + 1) / (tf.n + :k1 * (1 - :b + :b * m.doc_len / CAST(:avgdl AS float8))))
+                  AS numeric), 10)::float8 AS score
+FROM memory_units m
+CROSS JOIN LATERAL unnest(m.search_vector) AS u
+JOIN terms t ON t.term = u.lexeme
+CROSS JOIN LATERAL (SELECT GREATEST(cardinality(u.positions), 1)::float8 AS n) tf
+WHERE {where} AND m.search_vector @@ CAST(:match AS tsquery)
+GROUP BY m.id
+ORDER BY score DESC, m.id
+LIMIT :limit
+"""
+
+
+def query_terms(
+    conn: Connection, bank_id: str, query: str, *, k1: float, b: float
+) -> tuple[list[TermStat], float, int]:
+    """The query's terms the bank holds (df > 0), with idf and bound; the bank's avgdl and size."""
+    rows = conn.execute(text(_TERMS), {"bank": bank_id, "query": query}).all()
+    if not rows:
+        return [], 1.0, 0
+    avgdl, units = float(rows[0][5]), int(rows[0][6])
+    stats = [
+        TermStat(term, int(df), float(idf), term_bound(float(idf), int(max_tf), int(min_len), avgdl, k1, b))
+        for term, df, idf, max_tf, min_len, _, _ in rows
+    ]
+    return stats, avgdl, units
+
+
+def keyword_search(
+    conn: Connection, query: str, filters: Filters, limit: int, *, k1: float = 1.2, b: float = 0.75
+) -> list[Hit]:
+    """BM25 over the bank's memories, computed in PostgreSQL from the bank's term statistics.
+
+    Rare terms outweigh common ones (idf from ``bm25_terms.df`` and ``banks.unit_count``);
+    term frequency saturates with k1 and is normalised by length against the bank's
+    average (``banks.total_len / unit_count``) with b.
+    """
+    return bm25_top(conn, query, filters, limit, k1=k1, b=b)[0]
+
+
+def bm25_top(
+    conn: Connection,
+    query: str,
+    filters: Filters,
+    limit: int,
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+    min_postings: int = MIN_POSTINGS,
+) -> tuple[list[Hit], dict[str, int | str]]:
+    """The full query's top ``limit``, and how it was found (for the trace).
+
+    Pruned attempts (see the module docstring) only make it cheaper: ``terms`` is how many
+    query terms the bank holds, ``scored`` which memories were scored ("all postings", or
+    those holding "any of 2" / "all of 2" of the strongest terms when that was proven
+    enough), ``queries`` the scoring statements run.
+    """
+    if limit <= 0 or not query.strip():
+        return [], {"terms": 0, "scored": "nothing", "queries": 0}
+    terms, avgdl, units = query_terms(conn, filters.bank_id, query, k1=k1, b=b)
+    if not terms:
+        return [], {"terms": 0, "scored": "nothing", "queries": 0}
+    where, params = where_clause(filters)
+    sql = text(_SCORE.format(where=where))
+    base = {
+        **params,
+        "terms": [t.term for t in terms],
+        "idfs": [t.idf for t in terms],
+        "avgdl": avgdl,
+        "k1": k1,
+        "b": b,
+        "limit": limit,
+    }
+    queries = 0
+    for attempt in pruned_attempts(terms, limit, units=units, min_postings=min_postings):
+        rows = conn.execute(sql, {**base, "match": _tsquery(attempt.terms, attempt.conjunctive)}).all()
+        queries += 1
+        if certified([float(r[1]) for r in rows], limit, attempt.rest_bound):
+            matched = f"all of {len(attempt.terms)}" if attempt.conjunctive else f"any of {len(attempt.terms)}"
+            return [Hit(r[0], float(r[1])) for r in rows], {
+                "terms": len(terms),
+                "scored": matched,
+                "queries": queries,
+            }
+    rows = conn.execute(sql, {**base, "match": _tsquery([t.term for t in terms], False)}).all()
+    info = {"terms": len(terms), "scored": "all postings", "queries": queries + 1}
+    return [Hit(r[0], float(r[1])) for r in rows], info
+
+
+def _tsquery(lexemes: list[str] | tuple[str, ...], conjunctive: bool) -> str:
+    """``'a' | 'b'`` (or ``'a' & 'b'``) from lexemes, each quoted so that it is matched as itself."""
+    quoted = ("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
+    return (" & " if conjunctive else " | ").join(quoted)
