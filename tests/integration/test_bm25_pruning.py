@@ -140,3 +140,11 @@ def test_bounds_hold_for_every_memory_as_ingest_and_the_migration_write_them(res
             for r in conn.execute(text("SELECT term, max_tf, min_len FROM bm25_terms WHERE bank_id = :b"), {"b": bank})
         }
     assert backfilled == actual
+
+
+def test_the_text_index_leads_with_the_bank(resources) -> None:
+    """Migration 0007: a bank's keyword scan reads its own postings, not every bank's."""
+    with resources.engine.connect() as conn:
+        defs = dict(conn.execute(text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_units'")).all())
+    assert "USING gin (bank_id, search_vector)" in defs["memory_units_bank_search"]
+    assert "memory_units_search_vector" not in defs
