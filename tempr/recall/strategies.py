@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from config.errors import public_message
@@ -33,20 +34,39 @@ def keyword(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, A
     return hits, {"bm25": detail}
 
 
+def _keyword_seeds(plan: QueryPlan, ctx: RecallContext) -> list[Hit]:
+    s = ctx.settings
+    with ctx.engine.begin() as conn:
+        return recall_repo.keyword_search(
+            conn, plan.request.query, plan.filters(), s.graph_seed_count, k1=s.bm25_k1, b=s.bm25_b
+        )
+
+
 def graph(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
-    """Seeds are the top semantic and keyword hits; traversal depth follows the budget level."""
+    """Seeds are the top semantic and keyword hits; traversal depth follows the budget level.
+
+    The two seed queries run at once, the keyword one on a second connection: in a large bank
+    each costs about as much as the other (BENCHMARKS.md, "BM25 at scale").
+    """
     s = ctx.settings
     filters = plan.filters()
-    with ctx.engine.begin() as conn:
-        sem = recall_repo.semantic_search(conn, plan.embedding, filters, s.graph_seed_count)
-        kw = recall_repo.keyword_search(conn, plan.request.query, filters, s.graph_seed_count, k1=s.bm25_k1, b=s.bm25_b)
-        # Seeds: the best of semantic and keyword together (RRF), not their union: in a small
-        # bank the union is half the bank, and hub entities then make every node look connected.
-        pair = [StrategyResult(Strategy.SEMANTIC, tuple(sem)), StrategyResult(Strategy.KEYWORD, tuple(kw))]
-        seeds = [c.id for c in rrf_fuse(pair)][: s.graph_seed_count]
-        reached, detail = recall_repo.graph_search(
-            conn, seeds, filters, depth=plan.depth, budget=plan.budget, decay=s.graph_hop_decay
-        )
+    pool = ThreadPoolExecutor(1, thread_name_prefix="graph-seeds")
+    try:
+        with ctx.engine.begin() as conn:
+            keyword_seeds = pool.submit(_keyword_seeds, plan, ctx)
+            sem = recall_repo.semantic_search(conn, plan.embedding, filters, s.graph_seed_count)
+            kw = keyword_seeds.result()
+            # Seeds: the best of semantic and keyword together (RRF), not their union: in a small
+            # bank the union is half the bank, and hub entities then make every node look connected.
+            pair = [StrategyResult(Strategy.SEMANTIC, tuple(sem)), StrategyResult(Strategy.KEYWORD, tuple(kw))]
+            seeds = [c.id for c in rrf_fuse(pair)][: s.graph_seed_count]
+            reached, detail = recall_repo.graph_search(
+                conn, seeds, filters, depth=plan.depth, budget=plan.budget, decay=s.graph_hop_decay
+            )
+    finally:
+        # No waiting: when the strategy's soft time limit interrupts it, it must return now,
+        # not after the keyword query (whose connection goes back to the pool when it ends).
+        pool.shutdown(wait=False, cancel_futures=True)
     # Hop 0: the seeds themselves at full activation (3.0, the top of the graph scale), in seed
     # order, then what the walk reached. Without them the graph list would vote only for the
     # seeds' neighbours and, in RRF, outvote the very matches the walk started from.
