@@ -130,7 +130,7 @@ def bm25_top(
                 "queries": queries,
             }
     rows = conn.execute(sql, {**base, "match": _tsquery([t.term for t in terms], False)}).all()
-    info = {"terms": len(terms), "scored": "all postings", "queries": queries + 1}
+    info: dict[str, int | str] = {"terms": len(terms), "scored": "all postings", "queries": queries + 1}
     return [Hit(r[0], float(r[1])) for r in rows], info
 
 

@@ -145,6 +145,8 @@ def test_bounds_hold_for_every_memory_as_ingest_and_the_migration_write_them(res
 def test_the_text_index_leads_with_the_bank(resources) -> None:
     """Migration 0007: a bank's keyword scan reads its own postings, not every bank's."""
     with resources.engine.connect() as conn:
-        defs = dict(conn.execute(text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_units'")).all())
+        defs = dict(
+            conn.execute(text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_units'")).all()
+        )
     assert "USING gin (bank_id, search_vector)" in defs["memory_units_bank_search"]
     assert "memory_units_search_vector" not in defs
