@@ -28,6 +28,7 @@ from sqlalchemy import make_url, text
 
 from bench import banks, bulk_bank, embcache, report, synthetic
 from bench.progress import bar, log
+from tempr.core.bm25_bounds import MIN_POSTINGS
 
 DATABASE = "tempr_bm25"
 SECTION = "bm25_scale"
@@ -92,7 +93,9 @@ def measure(engine: Any, bank: str, queries: list[str], limit: int) -> dict[str,
             runs = {}
             for kind in ("full", "bounded") if j % 2 == 0 else ("bounded", "full"):
                 t = time.perf_counter()
-                hits, info = bm25_top(conn, q, Filters(bank), limit, min_postings=NEVER if kind == "full" else 5_000)
+                hits, info = bm25_top(
+                    conn, q, Filters(bank), limit, min_postings=NEVER if kind == "full" else MIN_POSTINGS
+                )
                 runs[kind] = ((time.perf_counter() - t) * 1000, hits, info)
             full_ms.append(runs["full"][0])
             bounded_ms.append(runs["bounded"][0])

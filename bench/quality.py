@@ -375,7 +375,7 @@ def _fold_fleet(paths: dict[str, Path], name: str, fleet: Any) -> Any:
         return nullcontext(fleet)
     os.environ["TEMPR_RANKER_MODEL_PATH"] = str(paths[name])
     os.environ["TEMPR_RECALL_PROFILE"] = "default"
-    return stack.bench_workers(stack.default_fleet())
+    return stack.bench_workers(stack.default_fleet(), exclusive=True)  # `services up`'s pools pause
 
 
 def _through_workers(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -61,6 +62,10 @@ class BenchWorkers:
     specs: list[WorkerSpec]
     settings: Settings = field(default_factory=get_settings)
     started: list[str] = field(default_factory=list)
+    exclusive: bool = False
+    """Be the only consumers of our queues: other workers on them would answer part of the run with
+    their own settings (a quality run's fold models, say), so they pause while ours run."""
+    paused: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.detached = DetachedWorkers(workers_root(self.settings))
@@ -84,11 +89,49 @@ class BenchWorkers:
             replies = app.control.ping(destination=sorted(wanted), timeout=1.0) or []
             answered = {k for r in replies for k in r}
             if wanted <= answered:
+                if self.exclusive:
+                    self._pause_foreign(app, wanted)
                 return
             time.sleep(0.5)
         raise ServiceError(f"bench workers did not answer a ping within {timeout:.0f}s; see {self.detached.root}/*.log")
 
+    def _pause_foreign(self, app: Any, ours: set[str]) -> None:
+        """Other workers on our queues stop consuming them until ``stop`` (Celery's
+        ``cancel_consumer``/``add_consumer``): `make bench` runs beside `services up`'s pools."""
+        for name, queue in self.foreign_consumers(app, ours):
+            app.control.cancel_consumer(queue, destination=[name], reply=True, timeout=2.0)
+            self.paused.append((name, queue))
+        left = self.foreign_consumers(app, ours)
+        if left:
+            self.stop()
+            raise ServiceError(f"other workers still consume our queues: {left}; stop them (tempr services down)")
+        if self.paused:
+            print(
+                "bench: paused " + ", ".join(f"{q} on {n}" for n, q in self.paused) + " for this run",
+                file=sys.stderr,
+            )
+
+    def foreign_consumers(self, app: Any, ours: set[str]) -> list[tuple[str, str]]:
+        """(worker, queue) for every worker not started here that consumes one of our queues."""
+        queues = {q for s in self.specs for q in s.queues.split(",")}
+        replies = app.control.inspect(timeout=1.0).active_queues() or {}
+        return [
+            (name, queue)
+            for name, consumed in sorted(replies.items())
+            if name not in ours
+            for queue in sorted(queues & {q["name"] for q in consumed})
+        ]
+
+    def _resume_foreign(self) -> None:
+        from workers.app import app
+
+        for name, queue in self.paused:
+            app.control.add_consumer(queue, destination=[name], reply=True, timeout=2.0)
+        self.paused.clear()
+
     def stop(self, timeout: float = 30.0) -> None:
+        if self.paused:
+            self._resume_foreign()
         for name in reversed(self.started):
             pidfile = self.detached.pidfile(name)
             pid = process.read_pid(pidfile)
@@ -109,8 +152,10 @@ class BenchWorkers:
 
 
 @contextmanager
-def bench_workers(specs: list[WorkerSpec], settings: Settings | None = None) -> Iterator[BenchWorkers]:
-    fleet = BenchWorkers(specs, settings or get_settings())
+def bench_workers(
+    specs: list[WorkerSpec], settings: Settings | None = None, *, exclusive: bool = False
+) -> Iterator[BenchWorkers]:
+    fleet = BenchWorkers(specs, settings or get_settings(), exclusive=exclusive)
     try:
         fleet.start()
         yield fleet

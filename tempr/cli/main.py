@@ -91,5 +91,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def cli() -> int:
+    """The ``tempr`` console script: ``main`` after trimming a fleet client's start-up
+    (``tempr.cli.startup``; kept out of ``main`` so tests that call it leave their process as is)."""
+    from tempr.cli.startup import trim_imports
+
+    argv = sys.argv[1:]
+    trim_imports(argv[0] if argv else None)
+    return main(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())
