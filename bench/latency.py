@@ -225,7 +225,7 @@ def run(
     stack.clear_cache(list(bank_of.values()))
     reqs = Requests(cfg.seed)
     own = fleet is None
-    fleet = fleet or stack.BenchWorkers(stack.default_fleet())
+    fleet = fleet or stack.BenchWorkers(stack.default_fleet(), exclusive=True)
     try:
         if own:
             fleet.start()

@@ -178,7 +178,7 @@ def run(
     have = measured is not None and all((n, b, 1) in measured.runs for n in cfg.sizes for b in cfg.budgets)
     own = fleet is None and not have
     if own:
-        fleet = stack.BenchWorkers(stack.default_fleet())
+        fleet = stack.BenchWorkers(stack.default_fleet(), exclusive=True)
     try:
         if own:
             fleet.start()

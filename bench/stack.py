@@ -147,7 +147,12 @@ class BenchWorkers:
     def fleet(self) -> list[str]:
         """Every worker consuming the queues now: ours and any already running (e.g. `services up`'s)."""
         ours = {s.name for s in self.specs}
-        others = [f"{n}: (started elsewhere, pid {p})" for n, p in self.detached.running().items() if n not in ours]
+        paused = {n.split("@")[0] for n, _ in self.paused}
+        others = [
+            f"{n}: (started elsewhere, pid {p})"
+            for n, p in self.detached.running().items()
+            if n not in ours and n not in paused
+        ]
         return [s.describe() for s in self.specs] + others
 
 

@@ -100,7 +100,7 @@ def run_all(o: Options) -> Timed:
     t = time.perf_counter()
     out.results["quality"] = quality.main(quality_config(o))
     out.wall_s["quality"] = time.perf_counter() - t
-    fleet = stack.BenchWorkers(stack.default_fleet())
+    fleet = stack.BenchWorkers(stack.default_fleet(), exclusive=True)
     try:
         fleet.start()
         t = time.perf_counter()
