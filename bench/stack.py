@@ -149,9 +149,9 @@ class BenchWorkers:
         ours = {s.name for s in self.specs}
         paused = {n.split("@")[0] for n, _ in self.paused}
         others = [
-            f"{n}: (started elsewhere, pid {p})"
+            f"{n}: (started elsewhere, pid {p}{'; paused for this run' if n in paused else ''})"
             for n, p in self.detached.running().items()
-            if n not in ours and n not in paused
+            if n not in ours
         ]
         return [s.describe() for s in self.specs] + others
 
