@@ -14,6 +14,7 @@ every strategy raise for banks whose id starts with ``allfail-``.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -21,6 +22,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from config.settings import Settings
 from tasks.messages import StrategyCall, StrategyReport
 from tempr.core.timeutil import ms, ms_since
+from tempr.jobs.redis_client import cache_redis
+from tempr.jobs.seed_board import RedisSeedBoard, board_key
+from tempr.recall.context import RecallContext
 from tempr.recall.strategies import degraded, run_strategy
 from workers import metrics
 from workers.app import app
@@ -38,6 +42,17 @@ def _inject_fault(name: str, bank_id: str, settings: Settings) -> None:
             raise RuntimeError(f"injected fault (TEMPR_FAULT_STRATEGIES={settings.fault_strategies!r})")
 
 
+def _context(msg: StrategyCall) -> RecallContext:
+    """The recall context with this chord's seed board (``tempr.jobs.seed_board``), when the job
+    Redis is configured: semantic and keyword post their first hits, the graph takes them."""
+    ctx = recall_context(embedder=False)
+    client, breaker = cache_redis(get_resources().endpoints.cache_url)
+    if client is None or not breaker.allows():
+        return ctx
+    key = board_key(msg.plan.bank_id, msg.plan.request.query, msg.sent_at)
+    return replace(ctx, seeds=RedisSeedBoard(client, key))
+
+
 @app.task(name="tempr.retrieve.strategy", acks_late=True)
 def strategy(call: dict[str, Any]) -> dict[str, Any]:
     """``StrategyCall`` in, ``StrategyReport`` out (docs/execution.md)."""
@@ -51,7 +66,7 @@ def strategy(call: dict[str, Any]) -> dict[str, Any]:
             result = degraded(name, "the recall's deadline passed before this strategy ran")
         else:
             _inject_fault(name, msg.plan.bank_id, get_resources().settings)
-            result = run_strategy(name, msg.plan, recall_context(embedder=False))
+            result = run_strategy(name, msg.plan, _context(msg))
     except SoftTimeLimitExceeded:
         result = degraded(name, "timed out (TEMPR_STRATEGY_TIMEOUT_S or the recall's deadline)", ms_since(started))
     except Exception as exc:  # noqa: BLE001 - any strategy failure degrades the recall, never fails it

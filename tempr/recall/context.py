@@ -11,6 +11,7 @@ from config.errors import ValidationError
 from config.settings import Settings
 from tempr.providers.embedder import Embedder
 from tempr.providers.reranker import CandidateRanker, Reranker
+from tempr.recall.seeds import SeedBoard
 
 
 @dataclass
@@ -22,6 +23,9 @@ class RecallContext:
     ranker: CandidateRanker | None = None
     """The learned ranker (recall profile ``default``); None for the seed profile."""
     count_tokens: Callable[[str], int] | None = None
+    seeds: SeedBoard | None = None
+    """This recall's seed board (``tempr.recall.seeds``): semantic and keyword post their first
+    hits there for the graph walk. None: the graph runs its own seed queries."""
     embedders: Callable[[str], Embedder] | None = None
     """An embedder for any vector space (``Resources.embedder_for``): a bank's query is embedded
     in the space the bank was written in (``for_space``)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 from config.errors import AllStrategiesFailed
 from tempr.bank_ids import check_bank_id
@@ -22,11 +23,14 @@ from tempr.recall.finish import finish
 from tempr.recall.models import RecallRequest, RecallResponse
 from tempr.recall.plan import QueryPlan, analyse
 from tempr.recall.scoring import fuse, rerank
+from tempr.recall.seeds import LocalSeedBoard
 from tempr.recall.strategies import degraded, run_strategy
 from tempr.store import banks_repo
 
 
 def run_strategies(plan: QueryPlan, ctx: RecallContext) -> list[StrategyResult]:
+    ctx = replace(ctx, seeds=LocalSeedBoard())  # this recall's: the graph takes the others' seeds
+
     def one(strategy: str) -> StrategyResult:
         started = time.perf_counter()
         try:

@@ -7,8 +7,9 @@ workers (the Celery chord) or threads (in-process) at the same time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from config.errors import public_message
@@ -16,22 +17,56 @@ from tempr.core import rrf_fuse, spread_across_buckets
 from tempr.core.types import Hit, Strategy, StrategyResult
 from tempr.recall.context import RecallContext
 from tempr.recall.plan import QueryPlan
+from tempr.recall.seeds import SHARED
 from tempr.store import recall_repo
 from tempr.temporal import bucket_count
 
+SEED_WAIT_S = 0.4
+"""How long the graph waits for a running strategy's seeds before it runs the query itself
+(below the job Redis client's 0.5 s socket timeout)."""
+
 
 def semantic(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
-    with ctx.engine.begin() as conn:
-        return recall_repo.semantic_search(conn, plan.embedding, plan.filters(), plan.budget), {}
+    with _posting_seeds("semantic", plan, ctx) as post:
+        with ctx.engine.begin() as conn:
+            hits = recall_repo.semantic_search(conn, plan.embedding, plan.filters(), plan.budget)
+        post(hits)
+    return hits, {}
 
 
 def keyword(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
     s = ctx.settings
-    with ctx.engine.begin() as conn:
-        hits, detail = recall_repo.bm25_top(
-            conn, plan.request.query, plan.filters(), plan.budget, k1=s.bm25_k1, b=s.bm25_b
-        )
+    with _posting_seeds("keyword", plan, ctx) as post:
+        with ctx.engine.begin() as conn:
+            hits, detail = recall_repo.bm25_top(
+                conn, plan.request.query, plan.filters(), plan.budget, k1=s.bm25_k1, b=s.bm25_b
+            )
+        post(hits)
     return hits, {"bm25": detail}
+
+
+@contextmanager
+def _posting_seeds(strategy: str, plan: QueryPlan, ctx: RecallContext) -> Iterator[Callable[[list[Hit]], None]]:
+    """Mark ``strategy`` started on the recall's seed board and post its first hits for the graph
+    walk (``tempr.recall.seeds``); ``None`` when the search fails, so the graph need not wait.
+    Only when this list is at least as long as the graph's seeds (``budget`` ≥ the seed count)."""
+    board, n = ctx.seeds, ctx.settings.graph_seed_count
+    if board is None or plan.budget < n:
+        yield lambda hits: None
+        return
+    board.started(strategy)
+    posted = False
+
+    def post(hits: list[Hit]) -> None:
+        nonlocal posted
+        board.post(strategy, hits[:n])
+        posted = True
+
+    try:
+        yield post
+    finally:
+        if not posted:
+            board.post(strategy, None)
 
 
 def _keyword_seeds(plan: QueryPlan, ctx: RecallContext) -> list[Hit]:
@@ -45,16 +80,26 @@ def _keyword_seeds(plan: QueryPlan, ctx: RecallContext) -> list[Hit]:
 def graph(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
     """Seeds are the top semantic and keyword hits; traversal depth follows the budget level.
 
-    The two seed queries run at once, the keyword one on a second connection: in a large bank
-    each costs about as much as the other (BENCHMARKS.md, "BM25 at scale").
+    Each seed list comes from its strategy's own task when that one is running (the seed board,
+    ``tempr.recall.seeds``), else from a query of the graph's own. Two such queries run at once,
+    the keyword one on a second connection: in a large bank each costs about as much as the other
+    (BENCHMARKS.md, "BM25 at scale").
     """
     s = ctx.settings
     filters = plan.filters()
+    shared = ctx.seeds.running(SHARED) if ctx.seeds is not None and plan.budget >= s.graph_seed_count else set()
+    source: dict[str, str] = {}
     pool = ThreadPoolExecutor(1, thread_name_prefix="graph-seeds")
     try:
         with ctx.engine.begin() as conn:
-            keyword_seeds = pool.submit(_keyword_seeds, plan, ctx)
-            sem = recall_repo.semantic_search(conn, plan.embedding, filters, s.graph_seed_count)
+            keyword_seeds = pool.submit(_seeds, "keyword", shared, source, lambda: _keyword_seeds(plan, ctx), ctx)
+            sem = _seeds(
+                "semantic",
+                shared,
+                source,
+                lambda: recall_repo.semantic_search(conn, plan.embedding, filters, s.graph_seed_count),
+                ctx,
+            )
             kw = keyword_seeds.result()
             # Seeds: the best of semantic and keyword together (RRF), not their union: in a small
             # bank the union is half the bank, and hub entities then make every node look connected.
@@ -71,7 +116,21 @@ def graph(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any
     # order, then what the walk reached. Without them the graph list would vote only for the
     # seeds' neighbours and, in RRF, outvote the very matches the walk started from.
     hits = [Hit(seed, 3.0) for seed in seeds] + [h for h in reached if h.id not in set(seeds)]
-    return hits[: plan.budget], {"seeds": len(seeds), "depth": plan.depth, **detail}
+    return hits[: plan.budget], {"seeds": len(seeds), "seeds_from": source, "depth": plan.depth, **detail}
+
+
+def _seeds(
+    strategy: str, shared: set[str], source: dict[str, str], own: Callable[[], list[Hit]], ctx: RecallContext
+) -> list[Hit]:
+    """The seed list from ``strategy``'s own task when it has started (``tempr.recall.seeds``), else
+    (not started, failed, or not posted within ``SEED_WAIT_S``) from the graph's own query."""
+    if strategy in shared and ctx.seeds is not None:
+        taken = ctx.seeds.take(strategy, SEED_WAIT_S)
+        if taken is not None:
+            source[strategy] = "shared"
+            return taken
+    source[strategy] = "own query"
+    return own()
 
 
 def temporal(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
