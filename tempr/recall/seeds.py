@@ -1,8 +1,10 @@
 """Seeds handed from the semantic and keyword strategies to the graph walk of the same recall.
 
 The graph strategy starts from the best semantic and keyword hits (RRF of the two lists, top
-``graph_seed_count``), which are the first hits of those strategies' own lists: both searches are
-exact top-k with ties broken by id, so the top ten of the top 300 are the top ten. Without a
+``graph_seed_count``), which are the first hits of those strategies' own lists: BM25 and the
+vector search of a bank of up to 20,000 memories are exact top-k with ties broken by id, so the top
+ten of the top 300 are the top ten. (A larger bank's HNSW search widens its candidate list with the
+limit, so the top ten of 300 are at least as near as a search for ten.) Without a
 hand-off the graph task runs both queries again, about 25 ms of PostgreSQL CPU per recall at 10k
 facts (BENCHMARKS.md, "Tried on 2026-12-02"). With one, the semantic and keyword strategies post
 their first hits on a board keyed by the recall, and the graph takes them from there.
