@@ -1,7 +1,7 @@
 """The chord's callback and the last step (queue ``fuse``).
 
-``tempr.fuse.collect(results, state)`` receives the four ``StrategyReport`` (matched by their
-``strategy`` name, never by position), fuses them with RRF and cuts to the reranker's candidates.
+``tempr.fuse.collect(results, state)`` receives the header's ``StrategyReport`` and the ones the
+start task settled without a task (matched by their ``strategy`` name, never by position), fuses them with RRF and cuts to the reranker's candidates.
 With no cross-encoder configured it reranks (the learned ranker of the ``default`` profile, or the
 ``seed`` profile's RRF-derived fallback: both CPU-cheap, a few ms) and finishes right here: no more
 hops, the exact post-strategy path of the in-process ``tempr.recall.pipeline.fuse_rerank_finish``
@@ -30,7 +30,7 @@ from tempr.jobs.outcome import check_deadline, succeed_job
 from tempr.recall.finish import finish as finish_response
 from tempr.recall.pipeline import fuse_rerank_finish
 from tempr.recall.scoring import fuse
-from tempr.recall.strategies import degraded
+from tempr.recall.strategies import all_failed, degraded
 from workers.app import app
 from workers.resources import get_resources, recall_context
 
@@ -62,10 +62,10 @@ def _for_finish(report: StrategyReport, *, trace: bool) -> StrategyReport:
 
 @app.task(name="tempr.fuse.collect", bind=True, base=RecallStep)
 def collect(self: RecallStep, results: list[dict[str, Any]], state: dict[str, Any]) -> dict[str, Any]:
-    """The chord's callback: ``StrategyReport`` ×4 and a ``FuseState`` in; answer or ``RerankState`` out."""
+    """The chord's callback: ``StrategyReport`` ×3–4 and a ``FuseState`` in; answer or ``RerankState`` out."""
     began = time.time()
     msg = FuseState.receive(state)
-    received = [StrategyReport.receive(r) for r in results if isinstance(r, dict)]
+    received = [StrategyReport.receive(r) for r in results if isinstance(r, dict)] + msg.settled
     spans, last_finished_at = strategy_timings(received, msg.sent_at)
     timings = {**msg.timings, **spans, "queue.fuse": ms(began - last_finished_at)}
     check_deadline(msg.env, "fusion")
@@ -76,8 +76,8 @@ def collect(self: RecallStep, results: list[dict[str, Any]], state: dict[str, An
         return succeed_job(
             job_ends(), msg.env, fuse_rerank_finish(msg.plan, ordered, recall_context(embedder=False), timings)
         )
-    if all(r.error for r in ordered):
-        raise AllStrategiesFailed("; ".join(f"{r.strategy.value}: {r.error}" for r in ordered))
+    if (failure := all_failed(ordered)) is not None:
+        raise AllStrategiesFailed(failure)
     started = time.perf_counter()
     candidates = fuse(msg.plan, ordered, settings)
     timings["fuse"] = ms_since(started)

@@ -1,7 +1,7 @@
 """The typed messages between the recall steps: one model per hop, validated once on arrival.
 
     client / HTTP ──(RecallRequest JSON + deadline)──▶ tempr.recall.start
-    tempr.recall.start ──StrategyCall ×4──▶ tempr.retrieve.strategy      (chord header)
+    tempr.recall.start ──StrategyCall ×3–4──▶ tempr.retrieve.strategy    (chord header)
     tempr.retrieve.strategy ──StrategyReport──▶ tempr.fuse.collect       (chord results)
     tempr.recall.start ──FuseState──▶ tempr.fuse.collect                 (chord body)
     tempr.fuse.collect ──RerankState──▶ tempr.rerank.score
@@ -93,7 +93,11 @@ class Step(Message):
 class FuseState(Step):
     """start → ``tempr.fuse.collect`` (the chord's body): the plan without its embedding.
 
-    ``sent_at`` is when the chord was sent: the strategies' span is measured from it."""
+    ``sent_at`` is when the chord was sent: the strategies' span is measured from it. ``settled``:
+    the reports of the strategies the plan alone decided (``tempr.recall.strategies.settled``:
+    the temporal strategy of a query without a time window), which the header does not run."""
+
+    settled: list[StrategyReport] = Field(default_factory=list)
 
 
 class RerankState(Step):

@@ -9,6 +9,8 @@ budget) and then *replaces itself* with::
 
     chord(group(tempr.retrieve.strategy x 4) on `retrieve`, tempr.fuse.collect on `fuse`)
 
+(x 3 when the query has no time window: the temporal strategy's empty answer rides in the body.)
+
 ``Task.replace`` freezes the chord's body with this task's id, so ``AsyncResult(job_id).get()``
 resolves with the final response whatever path the job took (hit, fallback, cross-encoder).
 """
@@ -22,7 +24,7 @@ from typing import Any
 from celery import chord, group
 
 from tasks.common import RecallStep, drop_if_stale, job_ends, job_store
-from tasks.messages import FuseState, StrategyCall
+from tasks.messages import FuseState, StrategyCall, StrategyReport
 from tempr.auth import task_principal
 from tempr.bank_ids import check_bank_id
 from tempr.core.timeutil import ms, ms_since
@@ -33,6 +35,7 @@ from tempr.jobs.outcome import check_deadline, succeed_job
 from tempr.jobs.webhooks import check_callback_url
 from tempr.recall.models import RecallResponse, parse_request
 from tempr.recall.plan import QueryPlan, analyse
+from tempr.recall.strategies import settled as settled_result
 from tempr.store import banks_repo
 from workers.app import app
 from workers.resources import get_resources, recall_context
@@ -107,9 +110,12 @@ def start(
 
 
 def build_chord(env: JobEnvelope, plan: QueryPlan, timings: dict[str, float]) -> Any:
-    """Four strategy signatures (expiring at the deadline, soft-limited) and the fusion callback."""
+    """A strategy signature per strategy the plan leaves to run (expiring at the deadline,
+    soft-limited), and the fusion callback carrying the ones it settled (no time window: no
+    temporal task)."""
     settings = get_resources().settings
     now = time.time()
+    settled = {s: r for s in ALL_STRATEGIES if (r := settled_result(s, plan)) is not None}
     soft = max(0.05, min(settings.strategy_timeout_s, env.deadline - now))
     expires = dt.datetime.fromtimestamp(env.deadline, tz=dt.UTC)
     header = group(
@@ -121,9 +127,11 @@ def build_chord(env: JobEnvelope, plan: QueryPlan, timings: dict[str, float]) ->
             time_limit=soft + 5,
         )
         for s in ALL_STRATEGIES
+        if s not in settled
     )
     # The strategies need the embedding, and so does the learned ranker (cosine of every candidate);
     # the seed profile's steps after the strategies do not, so its payloads drop it.
     body_plan = plan if settings.recall_profile != "seed" else plan.model_copy(update={"embedding": []})
-    state = FuseState(env=env, plan=body_plan, timings=timings, sent_at=now)
+    reports = [StrategyReport.of(r, finished_at=now) for r in settled.values()]
+    state = FuseState(env=env, plan=body_plan, timings=timings, sent_at=now, settled=reports)
     return chord(header, app.signature("tempr.fuse.collect", args=(state.send(),)))

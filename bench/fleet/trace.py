@@ -18,7 +18,7 @@ from typing import Any
 
 REQUIRED = (
     ("run/tempr.recall.start", 1),
-    ("run/tempr.retrieve.strategy", 4),
+    ("run/tempr.retrieve.strategy", 3),  # 4 with a time window: without one the temporal strategy is settled at start
     ("run/tempr.fuse.collect", 1),
 )
 WITH_CROSS_ENCODER = (("run/tempr.rerank.score", 1), ("run/tempr.fuse.finish", 1))

@@ -24,7 +24,7 @@ from tempr.recall.models import RecallRequest, RecallResponse
 from tempr.recall.plan import QueryPlan, analyse
 from tempr.recall.scoring import fuse, rerank
 from tempr.recall.seeds import LocalSeedBoard
-from tempr.recall.strategies import degraded, run_strategy
+from tempr.recall.strategies import all_failed, degraded, run_strategy
 from tempr.store import banks_repo
 
 
@@ -46,8 +46,8 @@ def fuse_rerank_finish(
     plan: QueryPlan, results: list[StrategyResult], ctx: RecallContext, timings_ms: dict[str, float]
 ) -> RecallResponse:
     """Everything after the strategies: shared by the in-process and the chord paths' tests."""
-    if all(r.error for r in results):
-        raise AllStrategiesFailed("; ".join(f"{r.strategy.value}: {r.error}" for r in results))
+    if (failure := all_failed(results)) is not None:
+        raise AllStrategiesFailed(failure)
     started = time.perf_counter()
     candidates = fuse(plan, results, ctx.settings)
     timings_ms["fuse"] = ms_since(started)

@@ -7,7 +7,7 @@ workers (the Celery chord) or threads (in-process) at the same time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
@@ -137,7 +137,7 @@ def temporal(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, 
     """In-window memories chosen by relevance, then spread across the window's time buckets."""
     windows = plan.windows
     if not windows:
-        return [], {"skipped": "no time reference in the query"}
+        return [], dict(NO_WINDOW)
     filters = plan.filters()
     per_window: list[list[Hit]] = []
     with ctx.engine.begin() as conn:
@@ -177,6 +177,30 @@ def run_strategy(strategy: Strategy | str, plan: QueryPlan, ctx: RecallContext) 
     hits, detail = RUNNERS[name](plan, ctx)
     elapsed = (time.perf_counter() - started) * 1000
     return StrategyResult(name, tuple(hits), None, round(elapsed, 2), detail)
+
+
+NO_WINDOW = {"skipped": "no time reference in the query"}
+
+
+def settled(strategy: Strategy | str, plan: QueryPlan) -> StrategyResult | None:
+    """The strategy's result when the plan alone decides it, else None (it must run).
+
+    The temporal strategy has nothing to search without a time window in the query (most
+    queries): the chord answers it where it is built instead of spending a queue hop, a worker
+    slot and a result message on an empty list (``tasks.recall.build_chord``). The result is the
+    one ``temporal`` returns, so the answer and its trace are the same either way."""
+    if Strategy(strategy) is Strategy.TEMPORAL and not plan.windows:
+        return StrategyResult(Strategy.TEMPORAL, (), None, 0.0, dict(NO_WINDOW))
+    return None
+
+
+def all_failed(results: Sequence[StrategyResult]) -> str | None:
+    """The ``AllStrategiesFailed`` message when no strategy with something to search answered
+    (each failed, or was settled empty by the plan: a query without a time window leaves the
+    temporal strategy nothing to do), else None."""
+    if not any(r.error for r in results) or any(r.error is None and "skipped" not in r.detail for r in results):
+        return None
+    return "; ".join(f"{r.strategy.value}: {r.error or 'not run (' + r.detail['skipped'] + ')'}" for r in results)
 
 
 def degraded(strategy: Strategy | str, error: BaseException | str, elapsed_ms: float = 0.0) -> StrategyResult:

@@ -187,3 +187,41 @@ class _Ctx:
     def __init__(self, reranker: Any) -> None:
         self.reranker = reranker
         self.ranker = None  # the seed profile: no learned ranker
+
+
+def test_a_query_without_a_time_window_sends_no_temporal_task() -> None:
+    """The plan settles the temporal strategy (nothing to search): three strategy tasks, and the
+    empty temporal report rides in the chord's body; with a window all four run."""
+    from tasks.recall import build_chord
+    from tempr.core.types import TimeWindow
+
+    undated = build_chord(_env(), _plan(), {})
+    sent = [StrategyCall.receive(sig.args[0]).strategy for sig in undated.tasks]
+    assert sent == [Strategy.SEMANTIC, Strategy.KEYWORD, Strategy.GRAPH]
+    body = FuseState.receive(undated.body.args[0])
+    assert [r.strategy for r in body.settled] == [Strategy.TEMPORAL]
+    assert body.settled[0].hits == [] and body.settled[0].error is None and "skipped" in body.settled[0].detail
+
+    window = TimeWindow(datetime(2024, 3, 1, tzinfo=UTC), datetime(2024, 5, 31, tzinfo=UTC), "season")
+    dated = build_chord(_env(), _plan().model_copy(update={"windows": [window]}), {})
+    assert [StrategyCall.receive(sig.args[0]).strategy for sig in dated.tasks] == list(ALL_STRATEGIES)
+    assert FuseState.receive(dated.body.args[0]).settled == []
+
+
+def test_collect_merges_the_settled_reports_with_the_header_s(ends: JobEnds, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tempr.recall.strategies import settled
+
+    seen: dict[str, Any] = {}
+
+    def answer(plan: QueryPlan, results: list[StrategyResult], ctx: Any, timings: dict[str, float]) -> RecallResponse:
+        seen.update(results=results)
+        return RecallResponse(results=[], bank_id=plan.bank_id, budget=plan.budget, reranker=RRF_FALLBACK)
+
+    monkeypatch.setattr(fuse, "fuse_rerank_finish", answer)
+    monkeypatch.setattr(get_resources().settings, "reranker_model", None)
+    skipped = settled(Strategy.TEMPORAL, _plan())
+    assert skipped is not None
+    state = FuseState(env=_env(), plan=_plan(), timings={}, sent_at=time.time(), settled=[StrategyReport.of(skipped)])
+    fuse.collect(_reports()[:3], state.send())
+    temporal = seen["results"][3]
+    assert temporal.strategy is Strategy.TEMPORAL and temporal.error is None and temporal.detail == skipped.detail
