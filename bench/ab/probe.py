@@ -3,15 +3,19 @@
 python bench/ab/probe.py BASE_URL N LABEL   (questions from $CONV/questions.jsonl; auth off)
 
 Misses: each request's query_timestamp is moved by microseconds (a new cache key, the same
-answer). Hits: the same requests asked twice, the second pass timed.
+answer). Hits: the same requests asked twice, the second pass timed. With ``AB_CLIENTS=C`` (and
+``AB_SECONDS``, default 30) also throughput: C closed-loop clients asking misses for that long.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import random
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,8 @@ def ask(client: httpx.Client, q: dict[str, Any], stamp: str) -> tuple[float, dic
     r = client.post(f"/v1/default/banks/{q['bank']}/memories/recall", json=body)
     wall = (time.perf_counter() - started) * 1000
     r.raise_for_status()
-    return wall, r.json().get("timings_ms") or {}
+    data = r.json()
+    return wall, {**(data.get("timings_ms") or {}), "_hit": 1.0 if data.get("cache") == "hit" else 0.0}
 
 
 def pct(values: list[float], p: float) -> float:
@@ -55,8 +60,48 @@ def main() -> None:
         print(
             f"{label} {name}: n={len(walls)} p50={pct(walls, 50):.1f} p95={pct(walls, 95):.1f} p99={pct(walls, 99):.1f}"
         )
-    keys = sorted({k for _, t in misses for k in t})
+    keys = sorted({k for _, t in misses for k in t} - {"_hit"})
     print({k: round(statistics.median([t.get(k, 0.0) for _, t in misses]), 1) for k in keys})
+    throughput(base, qs, label)
+
+
+def saturate(base: str, qs: list[dict[str, Any]], clients: int, seconds: float) -> tuple[int, int]:
+    """Closed-loop misses from ``clients`` threads for ``seconds``: (answered, failed)."""
+    counter, stop_at, lock = itertools.count(), time.perf_counter() + seconds, threading.Lock()
+    done, failed, hits, salt = [0], [0], [0], random.randrange(1_000_000)  # a new salt per run: never a cache hit
+
+    def loop() -> None:
+        with httpx.Client(base_url=base, timeout=30) as client:
+            while time.perf_counter() < stop_at:
+                i = next(counter)
+                q = qs[i % len(qs)]
+                try:
+                    stamp = q["query_timestamp"][:17] + f"{30 + i % 29:02d}.{(salt + i) % 1_000_000:06d}+00:00"
+                    _, timings = ask(client, q, stamp)
+                    with lock:
+                        done[0] += 1
+                        hits[0] += int(timings["_hit"])
+                except httpx.HTTPError:
+                    with lock:
+                        failed[0] += 1
+
+    threads = [threading.Thread(target=loop) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if hits[0]:
+        print(f"  ({hits[0]} of the {done[0]} answers were cache hits)")
+    return done[0] - hits[0], failed[0]
+
+
+def throughput(base: str, qs: list[dict[str, Any]], label: str) -> None:
+    clients = int(os.environ.get("AB_CLIENTS", "0"))
+    if clients < 1:
+        return
+    seconds = float(os.environ.get("AB_SECONDS", "30"))
+    done, failed = saturate(base, qs, clients, seconds)
+    print(f"{label} throughput: {clients} clients {seconds:.0f} s: {done / seconds:.2f} recalls/s, {failed} failed")
 
 
 if __name__ == "__main__":
