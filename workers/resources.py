@@ -65,7 +65,10 @@ class Resources:
 
         s = self.settings
         return make_embedder(
-            kind, batch_size=s.embed_batch_size, cache_dir=s.model_cache_dir or s.state_dir.resolve() / "models"
+            kind,
+            batch_size=s.embed_batch_size,
+            cache_dir=s.model_cache_dir or s.state_dir.resolve() / "models",
+            threads=s.embedder_threads or None,
         )
 
     def embedder_for(self, space: str | None) -> Embedder:

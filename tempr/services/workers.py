@@ -72,6 +72,19 @@ def fleet_layout(
     return pools
 
 
+def pool_env(queues: str, concurrency: int, *, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Settings a pool's processes get on top of the caller's environment.
+
+    An ingest pool's processes embed at once (one chunk of an import each), and ONNX Runtime gives
+    each session one spinning thread per core: two processes on two cores ran four. Each gets
+    cores / processes threads instead (BENCHMARKS.md, "Ingest: one embedding thread per
+    process"), unless ``TEMPR_EMBEDDER_THREADS`` is set already."""
+    env = os.environ if environ is None else environ
+    if "ingest" not in queues.split(",") or "TEMPR_EMBEDDER_THREADS" in env:
+        return {}
+    return {"TEMPR_EMBEDDER_THREADS": str(max(1, (os.cpu_count() or 1) // max(1, concurrency)))}
+
+
 def worker_command(queues: str, *, concurrency: int, pool: str, name: str, loglevel: str = "INFO") -> list[str]:
     return [
         sys.executable,
@@ -122,7 +135,7 @@ class DetachedWorkers:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            env={**os.environ, "HF_HUB_OFFLINE": "1", **pool_env(queues, concurrency)},
         )
         self.pidfile(name).write_text(str(child.pid))
         return child.pid

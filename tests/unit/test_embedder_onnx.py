@@ -81,3 +81,29 @@ def test_a_forked_child_opens_its_own_session(cache_dir: Path, texts: list[str])
     assert model._session is None  # the child's session stayed in the child
     child = np.frombuffer(data, dtype=np.float32).reshape(5, 384)
     assert np.allclose(child, model.embed(texts[:5]), atol=1e-6)
+
+
+def test_the_threads_setting_reaches_the_session_and_keeps_the_vectors(
+    cache_dir: Path, texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``TEMPR_EMBEDDER_THREADS`` (what `services up` sets for the ingest pool) sizes the session's
+    intra-op pool; the vectors are the same whatever the thread count."""
+    from config.errors import ConfigError
+    from config.settings import load_settings
+    from tempr.endpoints import Endpoints
+    from workers.resources import Resources
+
+    monkeypatch.setenv("TEMPR_EMBEDDER_THREADS", "1")
+    monkeypatch.setenv("TEMPR_EMBEDDER", "onnx")
+    settings = load_settings().model_copy(update={"model_cache_dir": cache_dir})
+    assert settings.embedder_threads == 1
+    one = Resources(settings, Endpoints(None, None, None, None, None)).embedder
+    assert isinstance(one, OnnxMiniLMEmbedder)
+    vectors = one.embed(texts)
+    assert one._session.get_session_options().intra_op_num_threads == 1
+    default = OnnxMiniLMEmbedder(cache_dir=cache_dir)
+    np.testing.assert_allclose(vectors, default.embed(texts), atol=1e-5)
+    assert default._session.get_session_options().intra_op_num_threads == 0  # the runtime's own choice
+    monkeypatch.setenv("TEMPR_EMBEDDER_THREADS", "-1")
+    with pytest.raises(ConfigError):
+        load_settings()

@@ -27,3 +27,16 @@ def test_a_cross_encoder_gets_a_threads_pool_and_sizes_are_honoured() -> None:
     assert layout["analyse"].queues == "fuse" and layout["analyse"].concurrency == 3
     assert layout["retrieve"].concurrency == 6 and layout["ingest"].concurrency == 1
     assert "rerank" not in {s.name for s in fleet_layout()}  # no model: fuse workers rank
+
+
+def test_ingest_processes_share_the_cores_between_their_embedding_threads(monkeypatch) -> None:
+    import os
+
+    from tempr.services.workers import pool_env
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert pool_env("ingest", 2, environ={}) == {"TEMPR_EMBEDDER_THREADS": "4"}
+    assert pool_env("ingest", 16, environ={}) == {"TEMPR_EMBEDDER_THREADS": "1"}
+    assert pool_env("retrieve,fuse,rerank,ingest", 4, environ={}) == {"TEMPR_EMBEDDER_THREADS": "2"}
+    assert pool_env("fuse,rerank", 2, environ={}) == {}  # query embedding keeps the runtime's default
+    assert pool_env("ingest", 2, environ={"TEMPR_EMBEDDER_THREADS": "3"}) == {}  # the user's choice stands

@@ -7,10 +7,13 @@ from pathlib import Path
 from tempr.providers.embedder.base import Embedder
 
 
-def make_embedder(kind: str, *, batch_size: int = 64, cache_dir: Path | None = None) -> Embedder:
+def make_embedder(
+    kind: str, *, batch_size: int = 64, cache_dir: Path | None = None, threads: int | None = None
+) -> Embedder:
     """``onnx`` (default), ``onnx-int8`` (opt-in), ``torch`` (``minilm`` is its old name) or ``fake``.
 
-    ``cache_dir`` holds the one-time ONNX export of the shipped model.
+    ``cache_dir`` holds the one-time ONNX export of the shipped model; ``threads``: ONNX Runtime's
+    intra-op threads (None: one per core).
     """
     if kind == "fake":
         from tempr.providers.embedder.fake import FakeEmbedder
@@ -20,7 +23,9 @@ def make_embedder(kind: str, *, batch_size: int = 64, cache_dir: Path | None = N
         from tempr.providers.embedder.onnx import OnnxMiniLMEmbedder
 
         folder = cache_dir or Path(".tempr") / "models"
-        return OnnxMiniLMEmbedder(cache_dir=folder, batch_size=batch_size, quantized=kind == "onnx-int8")
+        return OnnxMiniLMEmbedder(
+            cache_dir=folder, batch_size=batch_size, quantized=kind == "onnx-int8", threads=threads
+        )
     from tempr.providers.embedder.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder(batch_size=batch_size)
