@@ -58,8 +58,8 @@ class Settings(BaseSettings):
     embed_batch_size: int = 64
     embedder_threads: int = Field(0, ge=0)
     """ONNX Runtime intra-op threads per embedding process (0: its default, one per core). `tempr
-    services up` sets it for the ingest pool to cores / processes, so its processes embedding at
-    once do not run more spinning threads than there are cores."""
+    services up` sets it for the ingest and analyse pools to cores / processes, so their processes
+    do not run more spinning threads than there are cores."""
     model_cache_dir: Path | None = None
     """Where the one-time ONNX export of the shipped model is kept. None: ``state_dir/models``."""
     reranker_model: str | None = answer(None)

@@ -75,12 +75,14 @@ def fleet_layout(
 def pool_env(queues: str, concurrency: int, *, environ: dict[str, str] | None = None) -> dict[str, str]:
     """Settings a pool's processes get on top of the caller's environment.
 
-    An ingest pool's processes embed at once (one chunk of an import each), and ONNX Runtime gives
-    each session one spinning thread per core: two processes on two cores ran four. Each gets
-    cores / processes threads instead (BENCHMARKS.md, "Ingest: one embedding thread per
-    process"), unless ``TEMPR_EMBEDDER_THREADS`` is set already."""
+    The pools that embed (ingest: a chunk of an import per process; analyse, on ``fuse``: the
+    query) run several processes, and ONNX Runtime gives each session one thread per core, which
+    keeps spinning after a run: two processes on two cores ran four, and the analyse pool's spun
+    while the recall's strategies wanted the cores. Each process gets cores / processes threads
+    instead (BENCHMARKS.md, "One embedding thread per process"), unless
+    ``TEMPR_EMBEDDER_THREADS`` is set already."""
     env = os.environ if environ is None else environ
-    if "ingest" not in queues.split(",") or "TEMPR_EMBEDDER_THREADS" in env:
+    if not {"ingest", "fuse"} & set(queues.split(",")) or "TEMPR_EMBEDDER_THREADS" in env:
         return {}
     return {"TEMPR_EMBEDDER_THREADS": str(max(1, (os.cpu_count() or 1) // max(1, concurrency)))}
 

@@ -29,7 +29,7 @@ def test_a_cross_encoder_gets_a_threads_pool_and_sizes_are_honoured() -> None:
     assert "rerank" not in {s.name for s in fleet_layout()}  # no model: fuse workers rank
 
 
-def test_ingest_processes_share_the_cores_between_their_embedding_threads(monkeypatch) -> None:
+def test_embedding_pools_share_the_cores_between_their_threads(monkeypatch) -> None:
     import os
 
     from tempr.services.workers import pool_env
@@ -38,5 +38,6 @@ def test_ingest_processes_share_the_cores_between_their_embedding_threads(monkey
     assert pool_env("ingest", 2, environ={}) == {"TEMPR_EMBEDDER_THREADS": "4"}
     assert pool_env("ingest", 16, environ={}) == {"TEMPR_EMBEDDER_THREADS": "1"}
     assert pool_env("retrieve,fuse,rerank,ingest", 4, environ={}) == {"TEMPR_EMBEDDER_THREADS": "2"}
-    assert pool_env("fuse,rerank", 2, environ={}) == {}  # query embedding keeps the runtime's default
+    assert pool_env("fuse,rerank", 2, environ={}) == {"TEMPR_EMBEDDER_THREADS": "4"}  # the query embedder
+    assert pool_env("retrieve", 4, environ={}) == pool_env("webhooks", 8, environ={}) == {}  # no model
     assert pool_env("ingest", 2, environ={"TEMPR_EMBEDDER_THREADS": "3"}) == {}  # the user's choice stands
