@@ -199,8 +199,9 @@ class Settings(BaseSettings):
     re-read ~6,000 pages from the OS cache. An external PostgreSQL: configure it there."""
     redis_maxmemory: str = "512mb"
     """maxmemory of the embedded Redis (external Redis: configure it there, docs/reliability.md)."""
-    redis_maxmemory_policy: str = "volatile-ttl"
-    """Eviction policy of the embedded Redis: only keys with a TTL (cache, results, jobs), never queues."""
+    redis_maxmemory_policy: str = "volatile-lru"
+    """Eviction policy of the embedded Redis: only keys with a TTL (cache, results, jobs), never queues;
+    least recently used first, so an in-flight chord's short-lived keys are the last to go."""
     auth: Literal["on", "off"] = "on"
     """API keys on every HTTP route and on send_task recalls/ingests (`tempr keys create`). "off"
     only by explicit choice: every caller may then read and write every bank (warned at each start)."""

@@ -81,9 +81,12 @@ def saturate(base: str, qs: list[dict[str, Any]], clients: int, seconds: float) 
                     with lock:
                         done[0] += 1
                         hits[0] += int(timings["_hit"])
-                except httpx.HTTPError:
+                except httpx.HTTPError as exc:
                     with lock:
                         failed[0] += 1
+                        if failed[0] <= 3:  # what went wrong, not only how often
+                            body = exc.response.text[:300] if isinstance(exc, httpx.HTTPStatusError) else ""
+                            print(f"  failed: {type(exc).__name__}: {exc} {body}"[:600])
 
     threads = [threading.Thread(target=loop) for _ in range(clients)]
     for t in threads:

@@ -7,9 +7,11 @@ idempotency keys (worth keeping) and the recall cache (rebuildable), so:
 * persistence: ``appendonly yes`` (fsync every second) in ``<state>/redis``, so a restart keeps
   queued messages, jobs and idempotency records;
 * bounded memory: ``maxmemory`` (``TEMPR_REDIS_MAXMEMORY``, default 512mb) with policy
-  ``volatile-ttl`` (``TEMPR_REDIS_MAXMEMORY_POLICY``): under pressure Redis evicts keys that
-  carry a TTL, soonest-to-expire first (cache entries, then Celery's step results, then job
-  records), and never the broker's queues, which have no TTL;
+  ``volatile-lru`` (``TEMPR_REDIS_MAXMEMORY_POLICY``): under pressure Redis evicts keys that
+  carry a TTL, least recently used first (old cache entries and job records, finished chords'
+  results), and never the broker's queues, which have no TTL. Not ``volatile-ttl``: the keys
+  closest to expiry are the live ones (Celery's chord-callback claim lives 5-10 s, the graph's
+  seed board 30 s), and evicting a claim before the callback is sent loses the recall;
 * a stable port, chosen once and kept in ``<state>/redis/port``, so clients reconnect after a restart.
 """
 
@@ -51,7 +53,7 @@ def redis_binary() -> str:
 
 
 class LocalRedis:
-    def __init__(self, root: Path, *, maxmemory: str = "512mb", policy: str = "volatile-ttl") -> None:
+    def __init__(self, root: Path, *, maxmemory: str = "512mb", policy: str = "volatile-lru") -> None:
         self.root = root
         self.maxmemory = maxmemory
         self.policy = policy

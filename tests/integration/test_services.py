@@ -122,3 +122,30 @@ def test_up_starts_the_pool_layout_warm_and_a_recall_goes_through_it(tmp_path: P
         assert {"queue.start", "queue.strategy.semantic", "queue.fuse"} <= set(answer["timings_ms"])  # the chord ran
     finally:
         _tempr(state, "services", "down", "--purge")
+
+
+def test_under_memory_pressure_live_short_lived_keys_outlast_old_entries(tmp_path: Path) -> None:
+    """The embedded Redis at ``maxmemory`` evicts old entries, not what an in-flight recall holds.
+
+    Celery's chord-callback claim lives 5-10 s; evicting it before the callback is published leaves
+    the recall unanswered ("dispatch claim is no longer owned by this worker"). Under the former
+    default (``volatile-ttl``) such keys, the soonest to expire, went first."""
+    server = LocalRedis(tmp_path / "redis", maxmemory="8mb")
+    client = redis.Redis.from_url(server.up().url)
+    try:
+        filler = b"x" * 20_000
+        for i in range(600):  # 12 MB of old cache entries and job records: past maxmemory
+            client.set(f"old:{i}", filler, ex=600 if i % 2 else 86_400)
+        assert int(client.info("stats")["evicted_keys"]) > 0
+        lost = []
+        for n in range(30):  # a claim, then the next 40 entries written while it is held
+            client.set(f"claim:{n}", b"token", ex=10)
+            for j in range(40):
+                client.set(f"new:{n}:{j}", filler, ex=600)
+            if not client.exists(f"claim:{n}"):
+                lost.append(n)
+        assert lost == [], f"claims evicted under pressure: {lost}"
+        assert client.config_get("maxmemory-policy")["maxmemory-policy"] == "volatile-lru"
+    finally:
+        client.close()
+        server.down()
