@@ -1,7 +1,8 @@
 """The chord's callback and the last step (queue ``fuse``).
 
 ``tempr.fuse.collect(results, state)`` receives the header's ``StrategyReport`` and the ones the
-start task settled without a task (matched by their ``strategy`` name, never by position), fuses them with RRF and cuts to the reranker's candidates.
+start task settled without a task (matched by their ``strategy`` name, never by position), fuses
+them with RRF and cuts to the reranker's candidates.
 With no cross-encoder configured it reranks (the learned ranker of the ``default`` profile, or the
 ``seed`` profile's RRF-derived fallback: both CPU-cheap, a few ms) and finishes right here: no more
 hops, the exact post-strategy path of the in-process ``tempr.recall.pipeline.fuse_rerank_finish``

@@ -135,9 +135,9 @@ def _seeds(
 
 def temporal(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any]]:
     """In-window memories chosen by relevance, then spread across the window's time buckets."""
+    if (done := settled(Strategy.TEMPORAL, plan)) is not None:  # no window: nothing to search
+        return list(done.hits), done.detail
     windows = plan.windows
-    if not windows:
-        return [], dict(NO_WINDOW)
     filters = plan.filters()
     per_window: list[list[Hit]] = []
     with ctx.engine.begin() as conn:
