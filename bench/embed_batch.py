@@ -59,8 +59,7 @@ def main() -> None:
     texts = corpora()
     rows = []
     for threads in (1, 0):
-        cache = settings.model_cache_dir or settings.state_dir.resolve() / "models"
-        embedder = make_embedder(settings.embedder, cache_dir=cache, threads=threads or None)
+        embedder = make_embedder(settings.embedder, cache_dir=settings.models_dir, threads=threads or None)
         for name, group in texts.items():
             got = rates(embedder, group, sizes, args.rounds)
             best = max(got, key=got.__getitem__)

@@ -56,8 +56,8 @@ class Settings(BaseSettings):
     sentence-transformers/torch original (``torch``; ``minilm`` is its former name). It decides the
     vector space of *new* banks: an existing bank is always embedded in its own (``embedder.spaces``)."""
     embed_batch_size: int = Field(16, ge=1)
-    """Texts per model call. Small batches are faster on CPU: 16 against 64 embedded LoCoMo facts
-    1.2x and their source chunks 1.25-1.45x as fast on the 2-core machine (BENCHMARKS.md, "Embedding
+    """Texts per model call. Small batches are faster on CPU: on the 2-core machine, 16 against 64
+    embedded LoCoMo source chunks 1.25-1.3x as fast and facts within 10 % (BENCHMARKS.md, "Embedding
     batch size"); a query is one text whatever this says."""
     embedder_threads: int = Field(0, ge=0)
     """ONNX Runtime intra-op threads per embedding process (0: its default, one per core). `tempr
@@ -274,6 +274,11 @@ class Settings(BaseSettings):
     @property
     def redis_dir(self) -> Path:
         return self.state_dir.resolve() / "redis"
+
+    @property
+    def models_dir(self) -> Path:
+        """Where the ONNX exports live: ``TEMPR_MODEL_CACHE_DIR``, else the state folder's ``models``."""
+        return self.model_cache_dir or self.state_dir.resolve() / "models"
 
 
 def load_settings(**overrides: Any) -> Settings:

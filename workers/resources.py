@@ -67,7 +67,7 @@ class Resources:
         return make_embedder(
             kind,
             batch_size=s.embed_batch_size,
-            cache_dir=s.model_cache_dir or s.state_dir.resolve() / "models",
+            cache_dir=s.models_dir,
             threads=s.embedder_threads or None,
         )
 
