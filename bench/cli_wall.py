@@ -1,13 +1,17 @@
-"""Wall time of `tempr recall` on a warm fleet, with and without the start-up trims (issue 12).
+"""Wall time of `tempr recall` on a warm fleet: through the local gateway, through Celery, and through
+Celery without the start-up trims (issue 12).
 
     python -m bench.cli_wall [--runs 15] [--no-write]
 
 `tempr services up` first (a no-op when the fleet runs), then the sample bank is ingested into
 ``cli-wall`` if absent and asked once untimed. Each round then runs, in a shuffled order, every
 command of ``COMMANDS`` as a fresh interpreter and times it from start to exit: Python alone (the
-floor), `tempr recall` as shipped (``tempr.cli.startup`` trims its imports) and the same command
-with the trims off (``main`` called directly), each once with the query of the warm-up (a cache
-hit) and once with a query never asked before (a miss: the fleet runs the whole chord), and
+floor), `tempr recall` as shipped (through the local gateway `services up` started:
+``tempr.cli.quick``), the same command through Celery (``BYPASS``: one more ``TEMPR_*`` variable,
+so the gateway's configuration fingerprint no longer matches and the CLI enqueues itself, with
+``tempr.cli.startup``'s import trims) and through Celery with the trims off (``main`` called
+directly), each once with the query of the warm-up (a cache hit) and once with a query never
+asked before (a miss: the fleet runs the whole chord), and
 `tempr ingest` of the sample bank into a new bank both ways (deleted at the end). The
 1-minute load average is printed beside the table: on a shared 2-core machine it moves every
 figure, so read the ratios within one run.
@@ -33,12 +37,16 @@ BANK = "cli-wall"
 QUERY = "Where does Alice work?"
 SHIPPED = [sys.executable, "-m", "tempr.cli.main"]
 UNTRIMMED = [sys.executable, "-c", "import sys; from tempr.cli.main import main; sys.exit(main(sys.argv[1:]))"]
+BYPASS = {"TEMPR_BENCH_BYPASS_GATEWAY": "1"}
+"""Any TEMPR_* variable the gateway was not started with makes the CLI take the Celery path."""
 COMMANDS = {
     "python -c pass (interpreter start)": "floor",
-    "tempr recall, cache hit": "shipped hit",
-    "tempr recall, cache hit, trims off": "untrimmed hit",
-    "tempr recall, cache miss": "shipped miss",
-    "tempr recall, cache miss, trims off": "untrimmed miss",
+    "tempr recall, cache hit (local gateway)": "shipped hit",
+    "tempr recall, cache hit, through Celery": "celery hit",
+    "tempr recall, cache hit, through Celery, trims off": "untrimmed hit",
+    "tempr recall, cache miss (local gateway)": "shipped miss",
+    "tempr recall, cache miss, through Celery": "celery miss",
+    "tempr recall, cache miss, through Celery, trims off": "untrimmed miss",
     "tempr ingest of the sample bank (62 facts), a new bank": "shipped ingest",
     "tempr ingest of the sample bank, a new bank, trims off": "untrimmed ingest",
 }
@@ -50,9 +58,11 @@ INGESTED: list[str] = []
 """Banks the ingest rows made: deleted at the end."""
 
 
-def _run(argv: list[str], expect: str) -> float:
+def _run(argv: list[str], expect: str, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        argv, cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=120
+    )
     wall = time.perf_counter() - started
     if done.returncode != 0 or expect not in done.stdout:
         raise SystemExit(f"bench.cli_wall: {' '.join(argv[-3:])} failed:\n{done.stdout}\n{done.stderr}")
@@ -69,7 +79,7 @@ def expect(mode: str) -> str:
 def argv_for(mode: str) -> list[str]:
     if mode == "floor":
         return [sys.executable, "-c", "pass"]
-    head = SHIPPED if mode.startswith("shipped") else UNTRIMMED
+    head = UNTRIMMED if mode.startswith("untrimmed") else SHIPPED
     if mode.endswith("ingest"):
         INGESTED.append(f"{BANK}-{uuid.uuid4().hex[:10]}")
         return [*head, "ingest", "--bank", INGESTED[-1], str(SAMPLE)]
@@ -92,7 +102,8 @@ def measure(runs: int, seed: int = 7) -> dict[str, list[float]]:
         order = list(walls)
         rng.shuffle(order)
         for mode in order:
-            walls[mode].append(_run(argv_for(mode), expect(mode)))
+            env = BYPASS if mode.startswith(("celery", "untrimmed")) else None
+            walls[mode].append(_run(argv_for(mode), expect(mode), env))
         print(f"round {i + 1}/{runs}: " + ", ".join(f"{m} {walls[m][-1]:.0f}" for m in walls), file=sys.stderr)
     return walls
 
@@ -118,14 +129,18 @@ def render(walls: dict[str, list[float]], load_before: float, load_after: float)
         "",
         f"{report.machine_line()} 1-minute load average {load_before:.1f} before, {load_after:.1f} after.",
         f"Bank: the sample bank ({BANK}); each command a fresh interpreter, interpreter start to exit, "
-        "rounds interleaved in shuffled order. *Trims off*: the same code without `tempr.cli.startup` (which "
-        "scans the installed entry points once instead of four times and keeps redis-py from importing the "
-        "OpenTelemetry metrics SDK).",
+        "rounds interleaved in shuffled order. *Local gateway*: as shipped, the CLI asks the gateway "
+        "`services up` started, with the standard library alone. *Through Celery*: the CLI enqueues itself "
+        "(what it does when no gateway of its configuration runs). *Trims off*: the Celery path without "
+        "`tempr.cli.startup` (which scans the installed entry points once instead of four times and keeps "
+        "redis-py from importing the OpenTelemetry metrics SDK).",
         "",
         report.table(["command", "runs", "median ms", "min ms"], rows),
         "",
-        f"The trims save {med['untrimmed hit'] - med['shipped hit']:.0f} ms on a hit and "
-        f"{med['untrimmed miss'] - med['shipped miss']:.0f} ms on a miss (medians); a miss costs "
+        f"The local gateway saves {med['celery hit'] - med['shipped hit']:.0f} ms on a hit and "
+        f"{med['celery miss'] - med['shipped miss']:.0f} ms on a miss against Celery (medians); on the Celery "
+        f"path the trims save {med['untrimmed hit'] - med['celery hit']:.0f} ms on a hit and "
+        f"{med['untrimmed miss'] - med['celery miss']:.0f} ms on a miss. A miss costs "
         f"{med['shipped miss'] - med['shipped hit']:.0f} ms more than a hit (the chord itself). On `tempr ingest` "
         f"(validation, staging on the ingest pool, publish) they save "
         f"{med['untrimmed ingest'] - med['shipped ingest']:.0f} ms.",

@@ -10,12 +10,13 @@ Routes (docs/execution.md has curl examples):
     GET    /v1/banks                                           every bank and its size
     GET    /v1/banks/{bank_id}                                 one bank: size, types, tags, newest facts
     GET    /v1/fleet                                           workers, queue depths, recent jobs
+    GET    /v1/fleet/ready?queue=fuse                          does a worker consuming the queue answer (open)
         GET    /healthz
     GET    /console/                                           the recall console (``/`` redirects there)
     GET    /docs, /redoc                                       API docs, assets served from fastapi-offline (no CDN)
     POST|GET /v1/keys, DELETE /v1/keys/{key_id}                an admin key manages its tenant's keys
     GET    /metrics                                            Prometheus (every process on this host; admin key)
-    GET    /healthz                                            open (no bank data), as are /docs and /openapi.json
+    GET    /healthz                                            open (no bank data), as are /v1/fleet/ready, /docs, /openapi.json
 
 Every other route needs an API key (``tempr.api.security``; docs/execution.md "Authentication")
 unless TEMPR_AUTH=off, which the gateway warns about at every start. Bodies over

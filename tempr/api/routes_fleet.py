@@ -3,11 +3,12 @@
 GET /v1/banks             every bank with its size
 GET /v1/banks/{bank_id}   size, fact types, tags, documents, entities and the newest facts (404 if unknown)
 GET /v1/fleet             workers (queues, pool, concurrency, pid, ping), queue depths, recent jobs
+GET /v1/fleet/ready       does a worker consuming this queue answer? (open: the CLI asks before it sends)
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -21,6 +22,8 @@ from tempr.jobs.redis_client import cache_redis
 from tempr.store import banks_repo
 
 router = APIRouter(tags=["banks and fleet"])
+READY_TIMEOUT_S = 1.0
+"""How long the readiness check waits when no consumer answers (a warm fleet answers in ms)."""
 
 
 @router.get("/v1/banks")
@@ -59,3 +62,23 @@ async def fleet(request: Request, who: Principal = Depends(role("admin"))) -> di
             j for j in report["recent_jobs"] if j.get("tenant") == who.tenant and who.can("recall", j.get("bank_id"))
         ]
     return report
+
+
+@router.get("/v1/fleet/ready")
+async def ready(
+    request: Request,
+    queue: Literal["retrieve", "fuse", "rerank", "ingest", "webhooks"] = Query(
+        "fuse", description="the queue a job would be sent to (``fuse``: where a recall starts)"
+    ),
+) -> dict[str, Any]:
+    """Whether a worker consuming ``queue`` answers right now, and if not why (a few words).
+
+    `tempr recall` asks this before it sends a recall through the local gateway, so with no worker it
+    recalls in its own process at once instead of waiting out the job's deadline. Open like /healthz:
+    it says only whether a worker answers, nothing of any bank."""
+    from tempr.cli.fleet_probe import no_consumer_reason
+
+    gw = gateway(request)
+    broker = gw.resources.endpoints.broker_url
+    reason = await run_in_threadpool(no_consumer_reason, gw.celery_app, broker, queue, timeout_s=READY_TIMEOUT_S)
+    return {"queue": queue, "ready": reason is None, "reason": reason}

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             recall_async(args.bank, request, api_key=api_key).get(timeout=args.timeout)
         )
         print(f"» {query}   (budget {request.budget}, max_tokens {request.max_tokens})")
-        print_table(response)
+        print_table(response.model_dump(mode="json"))
         print()
         last = response
     if last is not None:

@@ -1,8 +1,11 @@
 """`tempr recall --bank B "query"`: one recall, printed as a table or (``--json``) the response object.
 
-By default the recall runs on the worker fleet (``tempr services up``): a quick check that a worker
-consuming ``fuse`` answers (``fleet_probe``), then the job is enqueued and awaited, so the command loads no model and stays
-well under a second. Only when no worker answers does it recall in this process (loading the
+By default the recall runs on the worker fleet (``tempr services up``). When `services up` started
+its local gateway with this configuration, the command asks that gateway over HTTP with the
+standard library alone (``tempr.cli.quick``: no Celery, redis-py or pydantic to import, which was
+most of its wall time). Otherwise a quick check that a worker consuming ``fuse`` answers
+(``fleet_probe``), then the job is enqueued through Celery and awaited. Either way the command
+loads no model. Only when no worker answers does it recall in this process (loading the
 embedding model takes seconds), and it says so on stderr. ``--via-workers`` insists on the fleet
 (an error without one); ``--in-process`` skips it. Heavy modules (models, the recall pipeline,
 SQLAlchemy) are imported only on the in-process path.
@@ -11,6 +14,7 @@ SQLAlchemy) are imported only on the in-process path.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -77,8 +81,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def build_request(args: argparse.Namespace) -> RecallRequest:
-    from tempr.recall.models import parse_request
+def request_body(args: argparse.Namespace) -> dict[str, Any]:
+    """The request as JSON fields: what the gateway is sent, and what ``build_request`` validates."""
 
     def split(value: str | None) -> list[str] | None:
         return [v.strip() for v in value.split(",") if v.strip()] if value else None
@@ -95,7 +99,13 @@ def build_request(args: argparse.Namespace) -> RecallRequest:
     }
     if args.include_chunks:
         body["include"] = {"entities": True, "chunks": {}}
-    return parse_request(body)
+    return body
+
+
+def build_request(args: argparse.Namespace) -> RecallRequest:
+    from tempr.recall.models import parse_request
+
+    return parse_request(request_body(args))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,9 +113,36 @@ def run(args: argparse.Namespace) -> int:
         from config.errors import ValidationError
 
         raise ValidationError("must be 0 (all) or more", field="--limit")
-    request = build_request(args)
     mode = where_to_run(args)
-    why_not = fleet_unavailable() if mode != IN_PROCESS else None
+    answer, why_not = (None, None) if mode == IN_PROCESS else quick_answer(args)
+    if answer is None:
+        answer = slow_answer(args, mode, why_not)
+    if args.json:
+        if args.limit:
+            answer["results"] = answer["results"][: args.limit]
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
+    else:
+        print_table(answer, limit=DEFAULT_LIMIT if args.limit is None else args.limit)
+    return 0
+
+
+def quick_answer(args: argparse.Namespace) -> tuple[dict[str, Any] | None, str | None]:
+    """Through the local gateway (``tempr.cli.quick``): (the answer, None); (None, why no worker
+    answers) when the gateway says none does; (None, None) when there is no usable gateway."""
+    from tempr.cli import quick
+
+    try:
+        return quick.recall(args.bank, request_body(args)), None
+    except quick.NotReady as exc:
+        return None, str(exc)
+
+
+def slow_answer(args: argparse.Namespace, mode: str, why_not: str | None) -> dict[str, Any]:
+    """Through Celery (the fleet probe first, unless the gateway already said no worker answers),
+    else in this process: the response object as JSON."""
+    request = build_request(args)
+    if mode != IN_PROCESS and why_not is None:
+        why_not = fleet_unavailable()
     if mode == IN_PROCESS:
         response = recall_in_process(args.bank, request)
     elif why_not is None:
@@ -121,13 +158,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         response = recall_in_process(args.bank, request)
-    if args.json:
-        if args.limit:
-            response.results = response.results[: args.limit]
-        print(response.model_dump_json(indent=2))
-    else:
-        print_table(response, limit=DEFAULT_LIMIT if args.limit is None else args.limit)
-    return 0
+    return response.model_dump(mode="json")
 
 
 def fleet_unavailable() -> str | None:
@@ -160,24 +191,29 @@ def recall_in_process(bank_id: str, request: RecallRequest) -> RecallResponse:
     return recall(bank_id, request, recall_context(reranker=get_resources().reranker))
 
 
-def print_table(response: RecallResponse, *, width: int = 88, limit: int = 0) -> None:
-    shown = response.results[:limit] if limit else response.results
+def print_table(response: dict[str, Any], *, width: int = 88, limit: int = 0) -> None:
+    """The answer as a table; ``response`` is the response object as JSON (from the gateway, or a
+    ``RecallResponse.model_dump(mode="json")``)."""
+    results = response.get("results") or []
+    shown = results[:limit] if limit else results
+    degraded, cache = response.get("degraded") or [], response.get("cache")
     print(
-        f"bank {response.bank_id} · budget {response.budget} · reranker {response.reranker}"
-        + (f" · degraded: {', '.join(response.degraded)}" if response.degraded else "")
-        + (f" · cache {response.cache}" if response.cache else "")
-        + (f" · showing {len(shown)} of {len(response.results)}" if len(shown) < len(response.results) else "")
+        f"bank {response['bank_id']} · budget {response['budget']} · reranker {response['reranker']}"
+        + (f" · degraded: {', '.join(degraded)}" if degraded else "")
+        + (f" · cache {cache}" if cache else "")
+        + (f" · showing {len(shown)} of {len(results)}" if len(shown) < len(results) else "")
     )
-    if not response.results:
+    if not results:
         print("  (no memories matched)")
+    trace = response.get("trace")
     for rank, r in enumerate(shown, start=1):
-        when = (r.occurred_start or r.mentioned_at or "")[:10]
-        text = r.text if len(r.text) <= width else r.text[: width - 1] + "…"
-        arms = "".join(k[0].upper() for k in _ARMS if getattr(r.scores, k) is not None)
-        print(f"{rank:>3}. {r.scores.final:.3f} [{arms:<4}] {when:<10} {text}")
-        if response.trace:
-            _print_features(response.trace.get("rerank") or {}, r.id)
-    if response.trace:
+        when = (r.get("occurred_start") or r.get("mentioned_at") or "")[:10]
+        text = r["text"] if len(r["text"]) <= width else r["text"][: width - 1] + "…"
+        arms = "".join(k[0].upper() for k in _ARMS if r["scores"].get(k) is not None)
+        print(f"{rank:>3}. {r['scores']['final']:.3f} [{arms:<4}] {when:<10} {text}")
+        if trace:
+            _print_features(trace.get("rerank") or {}, r["id"])
+    if trace:
         print_trace(response, shown)
 
 
@@ -185,16 +221,16 @@ def _fmt(value: Any, spec: str = ".3f") -> str:
     return format(value, spec) if isinstance(value, int | float) else "-"
 
 
-def print_trace(response: RecallResponse, shown: list[Any]) -> None:
+def print_trace(response: dict[str, Any], shown: list[dict[str, Any]]) -> None:
     """Per memory: strategy ranks, RRF, rerank, boosts, packing; then the stage waterfall."""
-    trace = response.trace or {}
+    trace = response.get("trace") or {}
     fusion = {f["id"]: f for f in trace.get("fusion", [])}
     rerank = (trace.get("rerank") or {}).get("scores") or {}
     boosts = {b["id"]: b for b in trace.get("boosts", [])}  # every *_boost key, whatever the trace adds
     packing = {p["id"]: p for p in trace.get("packing", [])}
     rows = []
     for i, r in enumerate(shown, start=1):
-        b = boosts.get(r.id) or {}
+        b = boosts.get(r["id"]) or {}
         mult = " ".join(
             f"{k.removesuffix('_boost')[:3]} {_fmt(v, '.2f')}" for k, v in b.items() if k.endswith("_boost")
         )
@@ -204,16 +240,17 @@ def print_trace(response: RecallResponse, shown: list[Any]) -> None:
     head = f"{'#':>3}  {'S':>3} {'K':>3} {'G':>3} {'T':>3}  {'rrf':>6}  {'rerank':>6}  {'boosts (×)':<{wide}}"
     print(f"{head}  {'final':>6}  packing")
     for i, r, mult in rows:
-        ranks = (fusion.get(r.id) or {}).get("ranks") or {}
-        p = packing.get(r.id) or {}
+        ranks = (fusion.get(r["id"]) or {}).get("ranks") or {}
+        p = packing.get(r["id"]) or {}
         pack = f"{p.get('outcome', '-')} ({p.get('tokens', '?')} tok of {p.get('remaining_before', '?')})"
         cells = " ".join(f"{ranks.get(a, '-'):>3}" for a in _ARMS)
-        rrf = _fmt((fusion.get(r.id) or {}).get("rrf"), ".4f")
-        print(f"{i:>3}  {cells}  {rrf:>6}  {_fmt(rerank.get(r.id)):>6}  {mult:<{wide}}  {r.scores.final:>6.3f}  {pack}")
+        rrf = _fmt((fusion.get(r["id"]) or {}).get("rrf"), ".4f")
+        final = r["scores"]["final"]
+        print(f"{i:>3}  {cells}  {rrf:>6}  {_fmt(rerank.get(r['id'])):>6}  {mult:<{wide}}  {final:>6.3f}  {pack}")
     skipped = [p for p in trace.get("packing", []) if p.get("outcome") == "skipped"]
     if skipped:
         print(f"     ({len(skipped)} more candidates did not fit max_tokens)")
-    print_waterfall(response.timings_ms)
+    print_waterfall(response.get("timings_ms") or {})
 
 
 def print_waterfall(timings: dict[str, float], *, width: int = 40) -> None:

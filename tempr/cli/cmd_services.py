@@ -11,6 +11,7 @@ from typing import Any
 from config.errors import ValidationError
 from config.settings import Settings, get_settings
 from tempr.services import manager
+from tempr.services.gateway import LocalGateway
 from tempr.services.workers import DetachedWorkers, fleet_layout
 
 
@@ -38,6 +39,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--ingest-concurrency", type=int, default=2, help="with up: processes of the ingest pool (default 2)"
+    )
+    p.add_argument(
+        "--no-gateway",
+        action="store_true",
+        help="with up: do not start the local HTTP gateway beside the workers (the CLI's quick path)",
     )
     p.add_argument(
         "--no-wait",
@@ -72,6 +78,10 @@ def workers() -> DetachedWorkers:
     return DetachedWorkers(get_settings().state_dir.resolve() / "workers")
 
 
+def local_gateway() -> LocalGateway:
+    return LocalGateway(get_settings().state_dir.resolve() / "gateway")
+
+
 def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     if args.action == "up":
@@ -83,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             return start_workers(settings, args)
         return 0
     if args.action == "down":
-        stopped = workers().stop_all() + manager.down(settings)
+        stopped = (["gateway"] if local_gateway().stop() else []) + workers().stop_all() + manager.down(settings)
         if args.purge:
             manager.purge(settings)
             stopped.append("data purged")
@@ -124,6 +134,7 @@ def start_workers(settings: Settings, args: argparse.Namespace) -> int:
         print(
             f"worker    {spec.name:<9} (pid {pids[spec.name]}) {spec.pool} x{spec.concurrency} on {spec.queues}: {spec.why}"
         )
+    gateway = None if args.no_gateway else local_gateway().launch()  # starts while the workers load
     if args.no_wait:
         return 0
     from tempr.fleet import wait_until_ready
@@ -140,13 +151,22 @@ def start_workers(settings: Settings, args: argparse.Namespace) -> int:
         logs = ", ".join(str(fleet.root / f"{n}.log") for n in late)
         print(f"error: worker(s) {', '.join(late)} did not answer; see {logs}", file=sys.stderr)
         return 1
-    print(f" ready in {time.monotonic() - started:.1f} s")
+    if gateway is not None:
+        gateway = local_gateway().wait(gateway, timeout_s=settings.services_ready_timeout_s)
+        print(f" ready in {time.monotonic() - started:.1f} s")
+        print(f"gateway   {gateway.url} (pid {gateway.pid}): the CLI's quick path; the console at /console/")
+    else:
+        print(f" ready in {time.monotonic() - started:.1f} s")
     return 0
 
 
 def status_report(settings: Settings) -> dict[str, Any]:
     """The services, then per worker its queues, pool, concurrency, pid and whether it answers a ping."""
     report: dict[str, Any] = manager.status(settings)
+    gateway = local_gateway().running()
+    report["gateway"] = (
+        {"running": gateway is not None, "url": gateway.url, "pid": gateway.pid} if gateway else {"running": False}
+    )
     local = workers().running()
     redis = report["redis"]
     if redis.get("external") or redis.get("running"):
@@ -167,6 +187,10 @@ def print_status(report: dict[str, Any]) -> None:
             state = "running, not answering"
         pid = f" (pid {svc['pid']})" if svc.get("pid") else ""
         print(f"{name:<9} {state}{pid}  {svc.get('url') or ''}")
+    gateway = report.get("gateway") or {}
+    print(
+        f"gateway   running (pid {gateway['pid']})  {gateway['url']}" if gateway.get("running") else "gateway   stopped"
+    )
     rows = report.get("workers") or []
     if not rows:
         print("workers   none (start one: `tempr services up` or `tempr worker`)")

@@ -82,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     except TemprError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `tempr recall ... | head`: the reader left; no traceback for that
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so exit's flush does not fail again
+        return 141
     except Exception as exc:
         if not _database_down(exc):
             raise

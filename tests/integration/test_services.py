@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from tempr.services.process import pid_alive
 from tempr.services.redis_server import LocalRedis
 
 pytestmark = pytest.mark.integration
@@ -121,8 +122,40 @@ def test_up_starts_the_pool_layout_warm_and_a_recall_goes_through_it(tmp_path: P
         answer = json.loads(got.stdout)
         assert answer["results"] and answer["degraded"] == []
         assert {"queue.start", "queue.strategy.semantic", "queue.fuse"} <= set(answer["timings_ms"])  # the chord ran
+        _the_cli_asks_the_local_gateway_with_the_standard_library_alone(state, status["gateway"])
     finally:
         _tempr(state, "services", "down", "--purge")
+    assert not pid_alive(status["gateway"]["pid"])  # `down` stopped the gateway too
+
+
+QUICK = (
+    "import sys\n"
+    "from tempr.cli.main import main\n"
+    "rc = main(sys.argv[1:])\n"
+    "print(sorted(m for m in ('celery', 'kombu', 'redis', 'pydantic', 'sqlalchemy') if m in sys.modules), file=sys.stderr)\n"
+    "sys.exit(rc)\n"
+)
+
+
+def _quick(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TEMPR_STATE_DIR": str(state)}
+    return subprocess.run([sys.executable, "-c", QUICK, *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def _the_cli_asks_the_local_gateway_with_the_standard_library_alone(state: Path, gateway: dict[str, object]) -> None:
+    """`services up` started the gateway; `tempr recall` answers through it without importing Celery,
+    redis-py or pydantic, and its errors keep the CLI's exit codes and messages."""
+    assert gateway["running"] and str(gateway["url"]).startswith("http://127.0.0.1:")
+    got = _quick(state, "recall", "--bank", "layout", "--json", "Who attended Alice's thesis defense?")
+    assert got.returncode == 0, got.stderr
+    assert got.stderr.strip().splitlines()[-1] == "[]", got.stderr  # nothing heavy imported
+    answer = json.loads(got.stdout)
+    assert answer["results"] and "queue.start" in answer["timings_ms"]  # through the workers
+    unknown = _quick(state, "recall", "--bank", "no-such-bank", "Where?")
+    assert unknown.returncode == 1 and "error: bank 'no-such-bank' does not exist" in unknown.stderr
+    bad = _quick(state, "recall", "--bank", "layout", "--types", "gossip", "Where?")
+    assert bad.returncode == 2 and "error: field 'types" in bad.stderr, bad.stderr
+    assert "Traceback" not in unknown.stderr + bad.stderr
 
 
 def test_under_memory_pressure_live_short_lived_keys_outlast_old_entries(tmp_path: Path) -> None:
