@@ -6,8 +6,9 @@ For each code version (``--before-ref``, checked out with ``git archive`` into a
 and this working tree) the script starts the services from that code (`tempr services up` on one
 state folder: the same database, Redis and model cache), ingests the file once untimed (the fleet is
 then warm: models loaded in every worker process), then runs each mode ``--runs`` times,
-interleaved, each into a fresh bank: the command's wall time (interpreter start to exit) and the
-report's own ``elapsed_s``. The embedder alone (the configured embedder on the same texts, in this
+interleaved (``--gap`` seconds apart), each into a fresh bank: the command's wall time (interpreter start to exit) and the
+report's own ``elapsed_s``. This tree's modes: as shipped (through the local gateway
+`services up` started), through Celery (``BYPASS``) and in-process. The embedder alone (the configured embedder on the same texts, in this
 process) is measured at the start and at the end. The 1-minute load average is printed beside
 every phase: on a shared 2-core machine it moves every rate.
 """
@@ -45,6 +46,12 @@ def _tempr(code: Path, env: dict[str, str], *args: str, timeout: float = 600) ->
     )
 
 
+Mode = tuple[list[str], dict[str, str]]
+"""A mode: the command's flags, and variables added to its environment."""
+BYPASS = {"TEMPR_BENCH_BYPASS_GATEWAY": "1"}
+"""Any TEMPR_* variable the local gateway was not started with makes the CLI take the Celery path."""
+
+
 def _ingest(code: Path, env: dict[str, str], facts: Path, flags: list[str]) -> dict[str, Any]:
     bank = f"wall-{uuid.uuid4().hex[:10]}"
     started = time.perf_counter()
@@ -73,16 +80,20 @@ def _embedder_rate(texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - started)
 
 
-def phase(label: str, code: Path, env: dict[str, str], facts: Path, modes: dict[str, list[str]], runs: int) -> dict:
+def phase(
+    label: str, code: Path, env: dict[str, str], facts: Path, modes: dict[str, Mode], runs: int, gap_s: float
+) -> dict:
     _services(code, env, "down")
     _services(code, env, "up")
     time.sleep(3)
-    _ingest(code, env, facts, modes[next(iter(modes))])  # untimed: the fleet (and caches) warm
+    first_flags, first_env = next(iter(modes.values()))
+    _ingest(code, {**env, **first_env}, facts, first_flags)  # untimed: the fleet (and caches) warm
     out: dict[str, Any] = {"load_start": load()}
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
     for _ in range(runs):
-        for mode, flags in modes.items():
-            rows[mode].append(_ingest(code, env, facts, flags))
+        for mode, (flags, extra) in modes.items():
+            time.sleep(gap_s)  # the previous import's chunk vectors are embedded meanwhile
+            rows[mode].append(_ingest(code, {**env, **extra}, facts, flags))
     out["load_end"] = load()
     for mode, got in rows.items():
         out[mode] = {
@@ -106,6 +117,7 @@ def main() -> None:
     ap.add_argument("--before-ref", default=None, help="git ref of the 'before' code (omit: after only)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--int8", action="store_true", help="also: the fleet with TEMPR_EMBEDDER=onnx-int8 (opt-in model)")
+    ap.add_argument("--gap", type=float, default=0.0, help="seconds between imports (default 0: back to back)")
     args = ap.parse_args()
     facts = args.facts.resolve()
     texts = [json.loads(line)["text"] for line in facts.read_text().splitlines() if line.strip()]
@@ -118,15 +130,19 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="tempr-before-") as tmp:
             archive = subprocess.run(["git", "archive", args.before_ref], cwd=ROOT, capture_output=True, check=True)
             subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-            modes = {"default (in-process)": [], "--via-workers": ["--via-workers"]}
-            result["before"] = phase(f"before ({args.before_ref})", Path(tmp), env, facts, modes, args.runs)
+            before: dict[str, Mode] = {"default": ([], {}), "--via-workers": (["--via-workers"], {})}
+            result["before"] = phase(f"before ({args.before_ref})", Path(tmp), env, facts, before, args.runs, args.gap)
             _services(Path(tmp), env, "down")
-    modes = {"default (fleet)": [], "--in-process": ["--in-process"]}
-    result["after"] = phase("after (this tree)", ROOT, env, facts, modes, args.runs)
+    modes: dict[str, Mode] = {
+        "default (local gateway)": ([], {}),
+        "through Celery": ([], BYPASS),
+        "--in-process": (["--in-process"], {}),
+    }
+    result["after"] = phase("after (this tree)", ROOT, env, facts, modes, args.runs, args.gap)
     if args.int8:
         int8 = {**env, "TEMPR_EMBEDDER": "onnx-int8"}
         result["after_int8"] = phase(
-            "after, workers on onnx-int8", ROOT, int8, facts, {"default (fleet)": []}, args.runs
+            "after, workers on onnx-int8", ROOT, int8, facts, {"default (local gateway)": ([], {})}, args.runs, args.gap
         )
         _services(ROOT, env, "down")
         _services(ROOT, env, "up")

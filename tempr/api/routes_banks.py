@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Request
+from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from tempr.api.gateway import gateway
@@ -65,12 +65,21 @@ def ingest(
     },
     dependencies=[Depends(role("ingest"))],
 )
-async def import_facts(bank_id: str, request: Request) -> dict[str, Any]:
+async def import_facts(
+    bank_id: str,
+    request: Request,
+    chunk_facts: int | None = Query(None, ge=1, description="facts per chunk (default TEMPR_INGEST_CHUNK_FACTS)"),
+    spread_over: int | None = Query(
+        None, ge=1, le=1024, description="split a small body into this many chunks (one per ingest process)"
+    ),
+) -> dict[str, Any]:
     """A large body of JSON Lines (one fact per line), imported by the ingest workers in chunks.
 
     The body is spooled to a temporary file (never held whole), validated completely, then
     split into chunks on the ``ingest`` queue; the facts become visible all at once when the
-    last chunk is staged, or not at all.
+    last chunk is staged, or not at all. ``spread_over``: a body smaller than a chunk is still
+    split over that many worker processes (never into chunks under 64 facts), as `tempr ingest`
+    does over its machine's cores.
     """
     import tempfile
     from pathlib import Path
@@ -90,8 +99,9 @@ async def import_facts(bank_id: str, request: Request) -> dict[str, Any]:
             bank_id,
             gw.resources.engine,
             gw.celery_app,
-            chunk_facts=gw.settings.ingest_chunk_facts,
+            chunk_facts=chunk_facts or gw.settings.ingest_chunk_facts,
             space=space_of(gw.settings.embedder),
+            spread_over=spread_over,
         )
     return {"job_id": import_id, "status": "queued", "status_url": f"/v1/jobs/{import_id}"}
 

@@ -72,12 +72,87 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from config.settings import get_settings
-
-    settings = get_settings()
     if args.chunk_facts is not None and args.chunk_facts < 1:
         raise ValidationError("--chunk-facts must be at least 1", field="chunk_facts")
     mode = where_to_run(args)
+    report = _via_gateway(args) if mode != IN_PROCESS else None
+    if report is None:
+        report = _through_celery_or_here(args, mode)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(
+            f"bank {report['bank_id']}: {report['received']} facts read, {report['inserted']} inserted, "
+            f"{report['skipped']} already present; {report['entity_links']} entity links, "
+            f"links {report['links']}; {report['elapsed_s']:.1f}s ({report['facts_per_s']:.0f} facts/s)"
+        )
+    return 0
+
+
+def _via_gateway(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The file through the local gateway (``tempr.cli.quick``: no settings, Celery or SQLAlchemy to
+    import here), or None when the Celery path must take it (no gateway of this configuration, no
+    key, no ingest worker answering, stdin: see ``quick.ingest``)."""
+    from tempr.cli import quick
+
+    if str(args.file) == "-" or not args.file.is_file():
+        return None  # stdin is spooled, and a missing file is named, by the Celery path
+    started = time.perf_counter()
+    seen: list[float] = []
+    bars: list[tqdm] = []  # made at the first status: a file the gateway refuses shows no bar
+
+    def progress(status: dict[str, Any]) -> None:
+        if not bars:
+            seen.append(time.perf_counter())
+            bars.append(_bar(args, None, "fact"))
+        _show(bars[0], status)
+
+    spread = None if args.chunk_facts else os.cpu_count() or 1
+    try:
+        status = quick.ingest(
+            args.bank, args.file, chunk_facts=args.chunk_facts, spread_over=spread, on_progress=progress
+        )
+    finally:
+        for bar in bars:
+            bar.close()
+    if status is None:
+        return None
+    return _fleet_report(status, started=started, submitted=seen[0], probe_s=0.0)
+
+
+def _show(bar: tqdm, status: dict[str, Any]) -> None:
+    """An import's status on the progress bar: facts done of total, stage, ETA."""
+    p = status["progress"]
+    bar.total = p["facts_total"]
+    bar.set_postfix_str(f"{status['stage']}, eta {p['eta_s'] if p['eta_s'] is not None else '?'} s")
+    bar.update(p["facts_done"] - bar.n)
+
+
+def _fleet_report(status: dict[str, Any], *, started: float, submitted: float, probe_s: float) -> dict[str, Any]:
+    """The published import's report, timed from ``started``, with where the time went (``timeline``)."""
+    from tempr.ingest.reports import with_elapsed
+
+    if status["status"] != "succeeded":
+        raise TemprError(f"import {status.get('job_id')} failed: {(status.get('error') or {}).get('message')}")
+    done = time.perf_counter()
+    publish_s = float(status["result"].get("elapsed_s") or 0.0)
+    report = with_elapsed(status["result"], done - started)
+    report["timeline"] = {
+        "probe": round(probe_s, 3),
+        "submit": round(submitted - started, 3),
+        "staging": round(max(0.0, done - submitted - publish_s), 3),
+        "publish": round(publish_s, 3),
+        "chunks": status["progress"]["chunks_total"],
+    }
+    return report
+
+
+def _through_celery_or_here(args: argparse.Namespace, mode: str) -> dict[str, Any]:
+    """Through Celery when an ingest worker answers (or insisted on with ``--via-workers``), else in
+    this process, saying so on stderr."""
+    from config.settings import get_settings
+
+    settings = get_settings()
     report: dict[str, Any] | None = None
     if mode != IN_PROCESS:
         probe_started = time.perf_counter()
@@ -94,15 +169,7 @@ def run(args: argparse.Namespace) -> int:
             )
     if report is None:
         report = _in_process(args, args.chunk_facts or settings.ingest_chunk_facts)
-    if args.json:
-        print(json.dumps(report))
-    else:
-        print(
-            f"bank {report['bank_id']}: {report['received']} facts read, {report['inserted']} inserted, "
-            f"{report['skipped']} already present; {report['entity_links']} entity links, "
-            f"links {report['links']}; {report['elapsed_s']:.1f}s ({report['facts_per_s']:.0f} facts/s)"
-        )
-    return 0
+    return report
 
 
 STARTING_GRACE_S = 30.0
@@ -235,7 +302,6 @@ def _via_workers(args: argparse.Namespace, app: Any, settings: Any, *, probe_s: 
     worker there), ``submit`` (validate, register, enqueue), ``staging`` (until the publish began,
     as seen by polling) and ``publish`` (the publishing transaction, timed by the worker)."""
     from tempr.ingest import fleet
-    from tempr.ingest.imports import with_elapsed
     from tempr.providers.embedder.spaces import space_of
     from workers.resources import get_resources
 
@@ -250,27 +316,8 @@ def _via_workers(args: argparse.Namespace, app: Any, settings: Any, *, probe_s: 
         import_id = fleet.submit_file(path, args.bank, engine, app, chunk_facts=chunk, space=space, spread_over=spread)
     submitted = time.perf_counter()
     with _bar(args, None, "fact") as bar:
-
-        def progress(status: dict[str, Any]) -> None:
-            p = status["progress"]
-            bar.total = p["facts_total"]
-            bar.set_postfix_str(f"{status['stage']}, eta {p['eta_s'] if p['eta_s'] is not None else '?'} s")
-            bar.update(p["facts_done"] - bar.n)
-
-        status = fleet.wait(import_id, engine, on_progress=progress)
-    if status["status"] != "succeeded":
-        raise TemprError(f"import {import_id} failed: {(status['error'] or {}).get('message')}")
-    done = time.perf_counter()
-    publish_s = float(status["result"].get("elapsed_s") or 0.0)
-    report = with_elapsed(status["result"], done - started)
-    report["timeline"] = {
-        "probe": round(probe_s, 3),
-        "submit": round(submitted - started, 3),
-        "staging": round(max(0.0, done - submitted - publish_s), 3),
-        "publish": round(publish_s, 3),
-        "chunks": status["progress"]["chunks_total"],
-    }
-    return report
+        status = fleet.wait(import_id, engine, on_progress=lambda status: _show(bar, status))
+    return _fleet_report(status, started=started, submitted=submitted, probe_s=probe_s)
 
 
 class _file_for_workers:  # noqa: N801 - used as a context manager, like open()

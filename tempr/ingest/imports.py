@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from config.errors import IngestValidationError, ValidationError
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, validate_fact
+from tempr.ingest.reports import with_elapsed
 from tempr.providers.embedder import spaces
 from tempr.store import import_repo, ingest_repo
 from tempr.store.banks_repo import bank_space
@@ -278,9 +279,3 @@ def ingest_file(
         fail(import_id, deps.engine, f"{type(exc).__name__}: {exc}")
         raise
     return with_elapsed(report, time.perf_counter() - started)
-
-
-def with_elapsed(report: dict[str, Any], elapsed_s: float) -> dict[str, Any]:
-    """The report timed end to end (validation, staging and publish) rather than by publish alone."""
-    rate = report.get("received", 0) / elapsed_s if elapsed_s > 0 else 0.0
-    return {**report, "elapsed_s": round(elapsed_s, 3), "facts_per_s": round(rate, 1)}

@@ -143,8 +143,8 @@ def _quick(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _the_cli_asks_the_local_gateway_with_the_standard_library_alone(state: Path, gateway: dict[str, object]) -> None:
-    """`services up` started the gateway; `tempr recall` answers through it without importing Celery,
-    redis-py or pydantic, and its errors keep the CLI's exit codes and messages."""
+    """`services up` started the gateway; `tempr recall` and `tempr ingest` go through it without
+    importing Celery, redis-py or pydantic, and their errors keep the CLI's exit codes and messages."""
     assert gateway["running"] and str(gateway["url"]).startswith("http://127.0.0.1:")
     got = _quick(state, "recall", "--bank", "layout", "--json", "Who attended Alice's thesis defense?")
     assert got.returncode == 0, got.stderr
@@ -156,6 +156,19 @@ def _the_cli_asks_the_local_gateway_with_the_standard_library_alone(state: Path,
     bad = _quick(state, "recall", "--bank", "layout", "--types", "gossip", "Where?")
     assert bad.returncode == 2 and "error: field 'types" in bad.stderr, bad.stderr
     assert "Traceback" not in unknown.stderr + bad.stderr
+
+    sample = Path(__file__).resolve().parents[2] / "tempr" / "data" / "sample_bank.jsonl"
+    imported = _quick(state, "ingest", "--bank", "via-gateway", "--json", str(sample))
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stderr.strip().splitlines()[-1] == "[]", imported.stderr  # no Celery, SQLAlchemy, pydantic
+    report = json.loads(imported.stdout)
+    assert report["inserted"] == 62 and report["import_id"].startswith("import-")
+    broken = state / "broken.jsonl"
+    broken.write_text('{"text": "Dana moved to Lisbon."}\n{"txt": "no text"}\n')
+    refused = _quick(state, "ingest", "--bank", "never-made", str(broken))
+    assert refused.returncode == 2 and "error: line 2, field 'text'" in refused.stderr, refused.stderr
+    nothing = _quick(state, "recall", "--bank", "never-made", "Where?")
+    assert nothing.returncode == 1 and "does not exist" in nothing.stderr  # validated before anything was queued
 
 
 def test_under_memory_pressure_live_short_lived_keys_outlast_old_entries(tmp_path: Path) -> None:

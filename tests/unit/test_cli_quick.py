@@ -81,6 +81,8 @@ def test_the_key_is_the_one_the_settings_would_send(tmp_path: Path) -> None:
         (503, {"message": "Redis is unavailable"}, errors.ServiceUnavailable, "Redis"),
         (504, {"message": "not answered in time", "job_id": "j"}, errors.RecallTimeout, "in time"),
         (502, {}, errors.RecallError, "HTTP 502"),
+        (422, {"message": "is required", "field": "text", "line": 2}, errors.IngestValidationError, "line 2, field"),
+        (413, {"message": "the body is over 16 MiB"}, errors.PayloadTooLarge, "16 MiB"),
     ],
 )
 def test_error_answers_become_the_celery_paths_exceptions(
@@ -157,3 +159,20 @@ def _response() -> Any:
     from tempr.recall.models import RecallResponse
 
     return RecallResponse.model_validate({"results": [], "bank_id": "demo", "budget": 300, "reranker": "rrf"})
+
+
+def test_an_ingest_without_a_key_is_left_to_the_celery_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Celery path writes to the database itself and needs no key: without one (and auth on) the
+    quick path steps aside rather than turn a working command into a 401."""
+    state = tmp_path / "state"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TEMPR_STATE_DIR", str(state))
+    monkeypatch.delenv("TEMPR_API_KEY", raising=False)
+    monkeypatch.delenv("TEMPR_AUTH", raising=False)
+    _publish(state, pid=os.getpid(), fingerprint=config_fingerprint(dict(os.environ), tmp_path))
+    facts = tmp_path / "f.jsonl"
+    facts.write_text('{"text": "x"}\n')
+    asked: list[str] = []
+    monkeypatch.setattr(quick, "_call", lambda method, url, *a, **k: asked.append(url) or {"ready": True})
+    assert quick.ingest("b", facts, chunk_facts=None, spread_over=2, on_progress=print) is None
+    assert asked == []
