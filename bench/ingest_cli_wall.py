@@ -6,10 +6,11 @@ For each code version (``--before-ref``, checked out with ``git archive`` into a
 and this working tree) the script starts the services from that code (`tempr services up` on one
 state folder: the same database, Redis and model cache), ingests the file once untimed (the fleet is
 then warm: models loaded in every worker process), then runs each mode ``--runs`` times,
-interleaved (``--gap`` seconds apart), each into a fresh bank: the command's wall time (interpreter start to exit) and the
-report's own ``elapsed_s``. This tree's modes: as shipped (through the local gateway
-`services up` started), through Celery (``BYPASS``) and in-process. The embedder alone (the configured embedder on the same texts, in this
-process) is measured at the start and at the end. The 1-minute load average is printed beside
+interleaved (``--gap`` seconds apart), each into a fresh bank: the command's wall time
+(interpreter start to exit) and the report's own ``elapsed_s``. This tree's modes: as shipped
+(through the local gateway `services up` started), through Celery (``BYPASS``) and in-process.
+The embedder alone (the configured embedder on the same texts, in this process) is measured at
+the start and at the end. The 1-minute load average is printed beside
 every phase: on a shared 2-core machine it moves every rate.
 """
 

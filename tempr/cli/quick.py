@@ -121,10 +121,11 @@ def ingest(
 ) -> dict[str, Any] | None:
     """Import a JSONL file through the local gateway (``POST .../imports``, then ``GET /v1/jobs/{id}``
     until it is published or failed): the import's last status, or None when the Celery path must
-    take it. That is: no usable gateway; no key here while ``TEMPR_AUTH`` is not ``off`` (the Celery
-    path needs none: it writes to the database itself); a key the gateway refuses (401/403); a file over the gateway's body
-    limit (413); or no worker consuming ``ingest`` answers (the Celery path then waits for
-    workers `services up` is still starting, or ingests in-process). A bad line raises
+    take it. That is: no usable gateway; no key here while ``TEMPR_AUTH`` is not ``off`` (the
+    Celery path needs none: it writes to the database itself); a key the gateway refuses
+    (401/403); a file over the gateway's body limit (413); or no worker consuming ``ingest``
+    answers (the Celery path then waits for workers `services up` is still starting, or ingests
+    in-process). A bad line raises
     ``IngestValidationError`` naming it: the gateway validated the whole file before queueing any.
     The poll interval starts at 20 ms and grows by half up to ``poll_s``, as ``fleet.wait``'s."""
     env = dict(os.environ)

@@ -12,7 +12,8 @@ else a new free one, so it never collides with a `tempr api` on ``TEMPR_API_PORT
 with: the ``fingerprint`` of every ``TEMPR_*`` variable (but the caller's own key) and of ``.env``.
 A CLI whose fingerprint differs (another database, another broker, another auth mode) must not
 use it, and falls back to the Celery path, which follows its own settings. This module (and
-``tempr.services.process``) imports nothing beyond the standard library and ``config.errors``, so the CLI's quick path can read that file cheaply.
+``tempr.services.process``) imports nothing beyond the standard library and ``config.errors``,
+so the CLI's quick path can read that file cheaply.
 """
 
 from __future__ import annotations

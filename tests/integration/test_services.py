@@ -132,7 +132,8 @@ QUICK = (
     "import sys\n"
     "from tempr.cli.main import main\n"
     "rc = main(sys.argv[1:])\n"
-    "print(sorted(m for m in ('celery', 'kombu', 'redis', 'pydantic', 'sqlalchemy') if m in sys.modules), file=sys.stderr)\n"
+    "heavy = ('celery', 'kombu', 'redis', 'pydantic', 'sqlalchemy')\n"
+    "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     "sys.exit(rc)\n"
 )
 
