@@ -224,6 +224,12 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8765
     api_wait_timeout_s: float = 30.0
+    gateway_analyse: bool = True
+    """On a cache miss the HTTP gateway analyses the query itself (embedding, time windows) and
+    sends the strategy chord, instead of enqueueing the start task to do it one queue hop later
+    (BENCHMARKS.md, "A miss started at the gateway"). The gateway then loads the query embedder at
+    start. Requests with a callback_url or an Idempotency-Key, and Celery clients, always take the
+    start task. false: every miss goes through the start task (a gateway without the model)."""
     metrics_dir: Path | None = None
     """prometheus_client multi-process files; None: <state_dir>/metrics."""
     worker_metrics_port: int | None = None

@@ -21,8 +21,9 @@ import datetime as dt
 import time
 from typing import Any
 
-from celery import chord, group
+from celery import Celery, chord, group
 
+from config.settings import Settings
 from tasks.common import RecallStep, drop_if_stale, job_ends, job_store
 from tasks.messages import FuseState, StrategyCall, StrategyReport
 from tempr.auth import task_principal
@@ -109,17 +110,25 @@ def start(
     raise self.replace(build_chord(env, plan, timings))
 
 
-def build_chord(env: JobEnvelope, plan: QueryPlan, timings: dict[str, float]) -> Any:
+def build_chord(
+    env: JobEnvelope,
+    plan: QueryPlan,
+    timings: dict[str, float],
+    settings: Settings | None = None,
+    celery_app: Celery | None = None,
+) -> Any:
     """A strategy signature per strategy the plan leaves to run (expiring at the deadline,
     soft-limited), and the fusion callback carrying the ones it settled (no time window: no
-    temporal task)."""
-    settings = get_resources().settings
+    temporal task). The start task replaces itself with it; the gateway sends it itself on a
+    cache miss (``tempr.api.miss``), with the job id as the callback's task id."""
+    settings = settings or get_resources().settings
+    sender = celery_app or app
     now = time.time()
     settled = {s: r for s in ALL_STRATEGIES if (r := settled_result(s, plan)) is not None}
     soft = max(0.05, min(settings.strategy_timeout_s, env.deadline - now))
     expires = dt.datetime.fromtimestamp(env.deadline, tz=dt.UTC)
     header = group(
-        app.signature(
+        sender.signature(
             "tempr.retrieve.strategy",
             args=(StrategyCall(strategy=s.value, plan=plan, deadline=env.deadline, sent_at=now).send(),),
             expires=expires,
@@ -134,4 +143,4 @@ def build_chord(env: JobEnvelope, plan: QueryPlan, timings: dict[str, float]) ->
     body_plan = plan if settings.recall_profile != "seed" else plan.model_copy(update={"embedding": []})
     reports = [StrategyReport.of(r, finished_at=now) for r in settled.values()]
     state = FuseState(env=env, plan=body_plan, timings=timings, sent_at=now, settled=reports)
-    return chord(header, app.signature("tempr.fuse.collect", args=(state.send(),)))
+    return chord(header, sender.signature("tempr.fuse.collect", args=(state.send(),)), app=sender)

@@ -200,7 +200,7 @@ def recall_async(
         kwargs["tenant"] = tenant
     elif key_for_worker:
         kwargs["api_key"] = key_for_worker
-    with _enqueueing(app, job_id, store, release=(bank_id, key) if key else None, tenant=tenant or ""):
+    with enqueueing(app, job_id, store, release=(bank_id, key) if key else None, tenant=tenant or ""):
         app.send_task(
             "tempr.recall.start", task_id=job_id, kwargs=kwargs, expires=datetime.fromtimestamp(deadline, tz=UTC)
         )
@@ -211,7 +211,7 @@ def recall_async(
 
 
 @contextmanager
-def _enqueueing(
+def enqueueing(
     app: Celery, job_id: str, store: JobStore, *, release: tuple[str, str] | None, tenant: str = ""
 ) -> Iterator[None]:
     """Turn a broker (or result store) outage while sending into ``ServiceUnavailable`` (a fast

@@ -141,7 +141,11 @@ def get_resources() -> Resources:
 
 
 def recall_context(
-    *, embedder: bool = True, reranker: Reranker | None = None, space: str | None = None
+    *,
+    embedder: bool = True,
+    reranker: Reranker | None = None,
+    space: str | None = None,
+    resources: Resources | None = None,
 ) -> RecallContext:
     """A RecallContext over this process's resources.
 
@@ -149,10 +153,11 @@ def recall_context(
     that only fuses never loads the model; ``reranker`` is whatever scores candidates here (the
     configured cross-encoder, this process's batcher, or None for the RRF fallback). The learned
     ranker comes with the recall profile (``default``: the shipped model; ``seed``: None).
-    ``space``: the bank's vector space, so its query is embedded by that space's embedder."""
+    ``space``: the bank's vector space, so its query is embedded by that space's embedder.
+    ``resources``: another process-wide set than ``get_resources()`` (the gateway's own)."""
     from tempr.recall.context import RecallContext
 
-    res = get_resources()
+    res = resources or get_resources()
     return RecallContext(
         engine=res.engine,
         embedder=res.embedder_for(space) if embedder else None,

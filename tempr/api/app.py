@@ -25,6 +25,8 @@ TEMPR_MAX_BODY_BYTES are refused with 413 before they are parsed (``tempr.api.li
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from celery import Celery
@@ -36,8 +38,18 @@ from fastapi_offline import FastAPIOffline
 from tempr.api import errors, routes_banks, routes_console, routes_fleet, routes_jobs, routes_keys, routes_recall
 from tempr.api.gateway import Gateway, gateway
 from tempr.api.limits import BodyLimit
+from tempr.api.miss import warm_up
 from tempr.api.security import role
 from tempr.auth import warn_if_off
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Before serving: a gateway that analyses misses loads its query model (``tempr.api.miss``)."""
+    gw: Gateway = app.state.gateway
+    if gw.analyses:
+        await run_in_threadpool(warm_up, gw)
+    yield
 
 
 def create_app(*, celery_app: Celery | None = None, resources: Any = None, tracer_provider: Any = None) -> FastAPI:
@@ -56,6 +68,7 @@ def create_app(*, celery_app: Celery | None = None, resources: Any = None, trace
         openapi_url="/openapi.json",
         description="TEMPR recall for AI-agent memory, served by a Celery worker fleet. "
         "The recall console is at [/console/](/console/).",
+        lifespan=_lifespan,
     )
     app.state.gateway = Gateway(celery_app, resources)
     warn_if_off(resources.settings, "tempr api")

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from config.errors import RecallError
 from tempr.api.errors import JobError
 from tempr.api.gateway import gateway
+from tempr.api.miss import start_miss
 from tempr.api.security import role
 from tempr.auth import Principal
 from tempr.recall.models import RecallRequest, RecallResponse
@@ -45,14 +46,17 @@ async def recall(
 ) -> RecallResponse | JSONResponse | Response:
     """Enqueue the recall and wait for it: up to TEMPR_API_WAIT_TIMEOUT_S or the request's deadline,
     whichever comes first; then 504 with the job id. A cached answer is returned at once, without
-    the workers (requests with a callback_url or an Idempotency-Key always go through them). The
+    the workers (requests with a callback_url or an Idempotency-Key always go through them). A miss
+    is analysed here and its strategy chord sent from here (``tempr.api.miss``). The
     answer's ``X-Tempr-Job-Id`` header names the job (its record, webhook deliveries: GET /v1/jobs/{job_id})."""
     gw = gateway(request)
-    if idempotency_key is None:
-        cached = await run_in_threadpool(gw.from_cache, bank_id, body, who.tenant)
-        if cached is not None:  # already a response's JSON bytes: sent as they are, not validated again
-            return Response(cached[1], media_type="application/json", headers={"X-Tempr-Job-Id": cached[0]})
-    job = await run_in_threadpool(gw.enqueue, bank_id, body, idempotency_key, who.tenant)
+    looked = None if idempotency_key else await run_in_threadpool(gw.from_cache, bank_id, body, who.tenant)
+    if looked is not None and looked.hit is not None:  # a response's JSON bytes: sent as they are
+        return Response(looked.hit[1], media_type="application/json", headers={"X-Tempr-Job-Id": looked.hit[0]})
+    if looked is not None and gw.analyses:  # a miss: the chord starts here
+        job = await run_in_threadpool(start_miss, gw, bank_id, body, who.tenant, looked)
+    else:
+        job = await run_in_threadpool(gw.enqueue, bank_id, body, idempotency_key, who.tenant)
     response.headers["X-Tempr-Job-Id"] = job.id
     wait = min(gw.settings.api_wait_timeout_s, max(0.0, job.deadline + job.grace_s - time.time()))
     try:  # the workers' JSON, sent as it is (it was a RecallResponse there): no second validation here

@@ -49,6 +49,15 @@ def config_fingerprint(environ: dict[str, str] | None = None, cwd: Path | None =
     return digest.hexdigest()
 
 
+def gateway_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """What the gateway's process gets on top of the caller's environment: one embedding thread
+    (it embeds one query per miss, ``tempr.api.miss``; the runtime's default, a spinning thread per
+    core, took the cores from the strategies as it did in the analyse pool: BENCHMARKS.md, "One
+    embedding thread per process"), unless ``TEMPR_EMBEDDER_THREADS`` is set already."""
+    env = os.environ if environ is None else environ
+    return {} if "TEMPR_EMBEDDER_THREADS" in env else {"TEMPR_EMBEDDER_THREADS": "1"}
+
+
 @dataclass(frozen=True)
 class GatewayInfo:
     url: str
@@ -107,7 +116,7 @@ class LocalGateway:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
-                env={**os.environ, "HF_HUB_OFFLINE": "1"},
+                env={**os.environ, **gateway_env(), "HF_HUB_OFFLINE": "1"},
             )
         return GatewayInfo(f"http://127.0.0.1:{port}", child.pid, config_fingerprint())
 

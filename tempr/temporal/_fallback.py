@@ -11,6 +11,7 @@ the reference day, or the next one after it when the query says "next".
 from __future__ import annotations
 
 import re
+import threading
 from datetime import datetime
 
 from tempr.core.types import TimeWindow
@@ -33,6 +34,12 @@ _NEXT = re.compile(r"proxim|prochain|nachst|prossim|следующ|下|来|來|�
 CUES = frozenset(t for w in WEEKDAY_WORDS for t in re.findall(r"[^\W\d_]+", w))
 
 
+_SEARCH_LOCK = threading.Lock()
+"""The gateway analyses queries on threads (``tempr.api.miss``); dateparser's search shares parser
+objects between calls and does not say it is thread-safe, and this path is rare (a weekday in a
+language the rules do not cover), so one search at a time."""
+
+
 def _search(text: str, lang: str, ref: datetime, future: bool) -> list[tuple[str, datetime]]:
     from dateparser.search import search_dates  # imported on first use: ~0.3 s, once per process
 
@@ -41,7 +48,8 @@ def _search(text: str, lang: str, ref: datetime, future: bool) -> list[tuple[str
         "PREFER_DATES_FROM": "future" if future else "past",
         "RETURN_AS_TIMEZONE_AWARE": False,
     }
-    return search_dates(text, languages=[lang], settings=settings) or []
+    with _SEARCH_LOCK:
+        return search_dates(text, languages=[lang], settings=settings) or []
 
 
 def _candidate(folded: str, ctx: Ctx, tokens: set[str]) -> tuple[str, str] | None:

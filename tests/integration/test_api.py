@@ -237,11 +237,17 @@ def test_ingest_recall_cache_and_delete_over_http(api: httpx.Client, bank_id: st
     assert report.status_code == 200 and report.json()["inserted"] == 2
     assert api.post(f"/v1/default/banks/{bank_id}/facts", json=facts).json()["skipped"] == 2
     body = {"query": "What instrument does Zed play?", "query_timestamp": WHEN}
-    first, second = (api.post(RECALL.format(bank_id), json=body).json() for _ in range(2))
+    first_response = api.post(RECALL.format(bank_id), json=body)
+    miss_job, first = first_response.headers["X-Tempr-Job-Id"], first_response.json()
+    second = api.post(RECALL.format(bank_id), json=body).json()
     assert (first["cache"], second["cache"]) == ("miss", "hit")
     assert "cello" in first["results"][0]["text"]
     assert [r["id"] for r in second["results"]] == [r["id"] for r in first["results"]]
-    assert "queue.start" in first["timings_ms"] and "queue.start" not in second["timings_ms"]  # the gateway answered
+    assert {"analyse", "strategies", "queue.fuse"} <= set(first["timings_ms"])  # analysed here, then the chord
+    assert "queue.start" not in first["timings_ms"]  # a miss started at the gateway: no start task
+    assert "strategies" not in second["timings_ms"]  # the gateway answered from the cache
+    job = api.get(f"/v1/jobs/{miss_job}").json()
+    assert job["status"] == "succeeded" and job["result"]["cache"] == "miss" and job["bank_id"] == bank_id
     hit = api.post(RECALL.format(bank_id), json=body)
     job = api.get(f"/v1/jobs/{hit.headers['X-Tempr-Job-Id']}").json()
     assert job["status"] == "succeeded" and job["result"]["cache"] == "hit"
@@ -287,3 +293,21 @@ def test_openapi_docs_and_metrics(api: httpx.Client) -> None:
         'tempr_recalls_total{outcome="succeeded"}',
     ):
         assert name in metrics, name
+
+
+def test_without_gateway_analysis_a_miss_takes_the_start_task(
+    resources: Any, worker: Path, make_key: Any, sample_facts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TEMPR_GATEWAY_ANALYSE=false: the gateway loads no model and every miss is the start task's."""
+    bank = sample_bank(resources, sample_facts)
+    monkeypatch.setattr(resources, "settings", resources.settings.model_copy(update={"gateway_analyse": False}))
+    key = make_key("api-no-analysis", ["*"], ["recall"]).key
+    body = {"query": "Where did Bob move to, and when?", "query_timestamp": WHEN}
+    with (
+        serve_api(resources) as url,
+        httpx.Client(base_url=url, timeout=60, trust_env=False, headers=bearer(key)) as client,
+    ):
+        data = client.post(RECALL.format(bank), json=body).json()
+    assert data["cache"] == "miss" and data["results"]
+    assert {"queue.start", "analyse", "strategies"} <= set(data["timings_ms"])  # analysed by the start task
+    assert comparable(data) == comparable(_direct(resources, bank, body))
