@@ -38,7 +38,7 @@ from fastapi_offline import FastAPIOffline
 from tempr.api import errors, routes_banks, routes_console, routes_fleet, routes_jobs, routes_keys, routes_recall
 from tempr.api.gateway import Gateway, gateway
 from tempr.api.limits import BodyLimit
-from tempr.api.miss import warm_up
+from tempr.api.miss import ChordParts, warm_up
 from tempr.api.security import role
 from tempr.auth import warn_if_off
 
@@ -50,6 +50,16 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     if gw.analyses:
         await run_in_threadpool(warm_up, gw)
     yield
+
+
+def _chord_parts() -> ChordParts:
+    """The worker side's pieces for a miss started here (``tempr.api.miss``): assembled in this
+    entry point, so the routes and the gateway do not import ``workers`` or ``tasks``."""
+    from tasks.recall import build_chord
+    from workers.resources import recall_context
+    from workers.result_waiters import sending_only
+
+    return ChordParts(build_chord=build_chord, recall_context=recall_context, sending_only=sending_only)
 
 
 def create_app(*, celery_app: Celery | None = None, resources: Any = None, tracer_provider: Any = None) -> FastAPI:
@@ -70,7 +80,7 @@ def create_app(*, celery_app: Celery | None = None, resources: Any = None, trace
         "The recall console is at [/console/](/console/).",
         lifespan=_lifespan,
     )
-    app.state.gateway = Gateway(celery_app, resources)
+    app.state.gateway = Gateway(celery_app, resources, chord_parts=_chord_parts())
     warn_if_off(resources.settings, "tempr api")
     app.add_middleware(BodyLimit, max_bytes=resources.settings.max_body_bytes)
     from workers.metrics import queue_depths

@@ -27,13 +27,15 @@ class Gateway:
     resources: Any  # the process's resources (workers.resources.Resources): settings, endpoints, engine, models
     keys: KeyCache = field(init=False)
 
+    chord_parts: Any = None
+    """``tempr.api.miss.ChordParts``: what starting a chord here needs (None: misses take the start task)."""
     analyses: bool = field(init=False)
-    """Whether this gateway analyses a miss itself (``tempr.api.miss``): TEMPR_GATEWAY_ANALYSE, unless
-    its query model failed to load at start."""
+    """Whether this gateway analyses a miss itself (``tempr.api.miss``): TEMPR_GATEWAY_ANALYSE and the
+    chord parts given, unless its query model failed to load at start."""
 
     def __post_init__(self) -> None:
         self.keys = KeyCache(self.settings.auth_cache_s)
-        self.analyses = self.settings.gateway_analyse
+        self.analyses = bool(self.settings.gateway_analyse and self.chord_parts is not None)
 
     @property
     def settings(self) -> Settings:

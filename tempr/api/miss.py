@@ -19,7 +19,10 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from config.errors import RecallError
 from tempr.api.errors import JobError
@@ -37,16 +40,25 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class ChordParts:
+    """The worker side's pieces a gateway needs to start a chord, handed in by ``tempr.api.app``
+    (the library does not import ``workers`` or ``tasks``): ``tasks.recall.build_chord``,
+    ``workers.resources.recall_context`` and ``workers.result_waiters.sending_only``."""
+
+    build_chord: Callable[..., Any]
+    recall_context: Callable[..., Any]
+    sending_only: Callable[[Any], AbstractContextManager[None]]
+
+
 def start_miss(gw: Gateway, bank_id: str, request: RecallRequest, tenant: str | None, miss: CacheLookup) -> RecallJob:
     """Analyse the query here and send the strategy chord; the job handle to wait on.
 
     An analysis that fails ends the job here as the start task would have (record, log): a
     ``RecallError`` (the deadline passed) comes back as ``JobError`` naming the job (a 504 with its
     id), any other error as it is (a query outside the supported dates: 422; the database down: 503)."""
-    from tasks.recall import build_chord
-    from workers.resources import recall_context
-    from workers.result_waiters import sending_only
-
+    parts = gw.chord_parts
+    assert parts is not None  # gw.analyses is False without them
     began = time.time()
     settings = gw.settings
     job_id = str(uuid.uuid4())
@@ -56,17 +68,17 @@ def start_miss(gw: Gateway, bank_id: str, request: RecallRequest, tenant: str | 
     digest = job_request_hash(bank_id, request)
     store.create(job_id, bank_id=bank_id, deadline=deadline, request_hash=digest, status=RUNNING, tenant=tenant)
     try:
-        plan = analyse(bank_id, request, recall_context(embedder=True, space=miss.space, resources=gw.resources))
+        plan = analyse(bank_id, request, parts.recall_context(embedder=True, space=miss.space, resources=gw.resources))
         check_deadline(env, "retrieval")
     except Exception as exc:  # the job ends failed whatever went wrong; the route maps the error
         fail_job(JobEnds(store, RecallCache(None, 0), gw.celery_app), env, exc)
         if isinstance(exc, RecallError):
             raise JobError(exc, job_id) from exc
         raise
-    signature = build_chord(env, plan, {"cache_lookup": miss.lookup_ms}, settings, gw.celery_app)
+    signature = parts.build_chord(env, plan, {"cache_lookup": miss.lookup_ms}, settings, gw.celery_app)
     with (
         enqueueing(gw.celery_app, job_id, store, release=None, tenant=tenant or ""),
-        sending_only(gw.celery_app.backend),  # the answer is waited on, not each strategy
+        parts.sending_only(gw.celery_app.backend),  # the answer is waited on, not each strategy
     ):
         signature.apply_async(task_id=job_id)
     return RecallJob(job_id, bank_id, deadline, gw.celery_app, store, settings.recall_deadline_grace_s)

@@ -3,6 +3,7 @@ model cannot load, so misses then take the start task."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from types import SimpleNamespace
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from config.settings import Settings
 from tempr.api.gateway import Gateway
-from tempr.api.miss import warm_up
+from tempr.api.miss import ChordParts, warm_up
 from tempr.services.gateway import gateway_env
 
 
@@ -25,8 +26,12 @@ class _Embedder:
         return [[0.0] * 4 for _ in texts]
 
 
-def _gateway(embedder: _Embedder, **settings: Any) -> Gateway:
-    return Gateway(object(), SimpleNamespace(settings=Settings(**settings), embedder=embedder))  # type: ignore[arg-type]
+PARTS = ChordParts(build_chord=lambda *a: None, recall_context=lambda **k: None, sending_only=lambda b: nullcontext())
+
+
+def _gateway(embedder: _Embedder, parts: ChordParts | None = PARTS, **settings: Any) -> Gateway:
+    resources = SimpleNamespace(settings=Settings(**settings), embedder=embedder)
+    return Gateway(object(), resources, chord_parts=parts)
 
 
 def test_warm_up_loads_the_model_before_serving() -> None:
@@ -44,8 +49,9 @@ def test_a_model_that_cannot_load_sends_misses_to_the_start_task(caplog: pytest.
     assert "misses go to the start task" in caplog.text and "model.onnx" in caplog.text
 
 
-def test_switched_off_by_setting() -> None:
+def test_switched_off_by_setting_or_without_the_worker_side() -> None:
     assert not _gateway(_Embedder(fail=False), gateway_analyse=False).analyses
+    assert not _gateway(_Embedder(fail=False), parts=None).analyses
 
 
 def test_the_gateway_process_embeds_on_one_thread_unless_told_otherwise() -> None:
