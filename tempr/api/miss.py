@@ -11,7 +11,7 @@ the fusion callback's task id: ``AsyncResult(job_id)`` resolves with the answer 
 Only for the waiting route, and only for requests without a callback_url or an Idempotency-Key
 (their webhook watchdog and job reuse live in ``tempr.client.recall_async``), with
 ``TEMPR_GATEWAY_ANALYSE`` on (the default). A query the analysis rejects (a time outside the
-supported range) is a 422 before any job exists.
+supported range) is a 422, and its job is recorded as failed, as through the start task.
 """
 
 from __future__ import annotations
