@@ -134,6 +134,9 @@ def build_chord(
             expires=expires,
             soft_time_limit=soft,
             time_limit=soft + 5,
+            # The report reaches the callback through the chord's own list; a stored copy (and
+            # its STARTED state) would be two Redis writes per strategy that nothing reads.
+            ignore_result=True,
         )
         for s in ALL_STRATEGIES
         if s not in settled

@@ -4,7 +4,8 @@ python bench/ab/probe.py BASE_URL N LABEL   (questions from $CONV/questions.json
 
 Misses: each request's query_timestamp is moved by microseconds (a new cache key, the same
 answer). Hits: the same requests asked twice, the second pass timed. With ``AB_CLIENTS=C`` (and
-``AB_SECONDS``, default 30) also throughput: C closed-loop clients asking misses for that long.
+``AB_SECONDS``, default 30) also throughput: C closed-loop clients asking misses for that long, and
+the machine's CPU per recall over that phase (less this client's own).
 """
 
 from __future__ import annotations
@@ -103,8 +104,20 @@ def throughput(base: str, qs: list[dict[str, Any]], label: str) -> None:
     if clients < 1:
         return
     seconds = float(os.environ.get("AB_SECONDS", "30"))
+    machine, own = machine_cpu_s(), time.process_time()
     done, failed = saturate(base, qs, clients, seconds)
-    print(f"{label} throughput: {clients} clients {seconds:.0f} s: {done / seconds:.2f} recalls/s, {failed} failed")
+    served = (machine_cpu_s() - machine) - (time.process_time() - own)  # every process but this client
+    print(
+        f"{label} throughput: {clients} clients {seconds:.0f} s: {done / seconds:.2f} recalls/s, {failed} failed,"
+        f" CPU {1000 * served / max(done, 1):.0f} ms per recall (the machine less this client)"
+    )
+
+
+def machine_cpu_s() -> float:
+    """Busy CPU seconds of the whole machine so far (/proc/stat: user+nice+system+irq+softirq)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    busy = sum(int(fields[i]) for i in (0, 1, 2, 5, 6))
+    return busy / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,30 @@ def test_chord_answers_exactly_like_the_entry_point(
     assert status["status"] == "succeeded" and status["result"]["results"][0]["id"] == got.results[0].id
 
 
+def test_strategy_results_are_not_stored_beside_the_chord(resources: Any, worker: Path, sample_facts: Path) -> None:
+    """The strategies' reports reach the callback through the chord's own list; a stored copy of
+    each (and its STARTED state) was a Redis write per strategy and, at saturation, hundreds of
+    MB nobody read (BENCHMARKS.md, "Strategy results not stored"). Only the job's answer is."""
+    import json
+
+    import redis
+
+    client = redis.Redis.from_url(resources.endpoints.result_backend)
+    before = set(client.scan_iter("celery-task-meta-*"))
+    bank = sample_bank(resources, sample_facts)
+    job = recall_async(bank, RecallRequest(query="Who is Carol, and when did she join?", query_timestamp=WHEN))
+    assert job.get(timeout=60).results
+    stored = {
+        k.decode(): json.loads(client.get(k) or b"{}") for k in set(client.scan_iter("celery-task-meta-*")) - before
+    }
+    assert f"celery-task-meta-{job.id}" in stored
+    strategies = [
+        k for k, meta in stored.items() if isinstance(meta.get("result"), dict) and "strategy" in meta["result"]
+    ]
+    assert strategies == []
+    client.close()
+
+
 def test_send_task_by_name_without_the_client(resources: Any, worker: Path, sample_facts: Path) -> None:
     """What an app that does not import tempr does: send_task by name, AsyncResult.get()."""
     from celery import Celery
