@@ -17,6 +17,7 @@ from celery import Celery
 from celery.app.amqp import AMQP
 from kombu import Exchange, Queue
 
+from config import codec
 from config.settings import Settings
 
 QUEUES = ("retrieve", "fuse", "rerank", "ingest", "webhooks")
@@ -84,7 +85,9 @@ def celery_config(settings: Settings, broker_url: str | None, result_backend: st
     """Fleet defaults: late acks (a lost worker's task is redelivered), prefetch 1 (a slow task
     never holds others hostage; a threads-pool rerank worker still reserves `concurrency` tasks,
     which is what lets its batcher merge them), time limits, task events only when asked (Flower asks), bounded
-    connection retries, and prefork children recycled past a memory (or task-count) limit."""
+    connection retries, and prefork children recycled past a memory (or task-count) limit. Building
+    it installs the faster JSON decoder in this process (``config.codec``)."""
+    codec.install()
     return {
         **_connection_options(settings),
         "broker_url": broker_url,

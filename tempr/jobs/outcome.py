@@ -7,10 +7,11 @@ The job record is written, the answer cached, the webhook dispatched and the out
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import orjson
 
 from config.errors import RecallTimeout
 from tempr.core.timeutil import ms
@@ -76,7 +77,7 @@ def succeed_job(ends: JobEnds, env: JobEnvelope, response: RecallResponse, *, ca
     stored = response.model_dump_json(exclude={"cache", "timings_ms"}).encode()
     full = stamp(stored, response.cache, response.timings_ms)
     assert full is not None  # a model always serialises to an object
-    out: dict[str, Any] = json.loads(full)
+    out: dict[str, Any] = orjson.loads(full)  # pydantic's JSON: no NaN, no kombu markers; 3x json.loads
     if not cached and not response.degraded:  # a degraded answer is not worth pinning for the TTL
         ends.cache.set(env.cache_key, stored)
     ends.observer.succeeded(response, cached=cached)
