@@ -7,6 +7,7 @@ The job record is written, the answer cached, the webhook dispatched and the out
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -67,6 +68,17 @@ def check_deadline(env: JobEnvelope, step: str) -> None:
         raise RecallTimeout(f"recall {env.job_id} passed its deadline before {step} ({ms(over):.0f} ms over)")
 
 
+def loads_answer(raw: bytes) -> dict[str, Any]:
+    """An answer's JSON back to a dict: orjson (3x the standard library), or ``json.loads`` where
+    the answer holds a NaN or an infinity (``RecallResponse`` writes them as the standard library
+    does, and orjson refuses them)."""
+    try:
+        out: dict[str, Any] = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        out = json.loads(raw)
+    return out
+
+
 def succeed_job(ends: JobEnds, env: JobEnvelope, response: RecallResponse, *, cached: bool = False) -> dict[str, Any]:
     """Refuse a late answer; else stamp, cache, record, notify; return the response as JSON."""
     check_deadline(env, "returning the result")
@@ -77,7 +89,7 @@ def succeed_job(ends: JobEnds, env: JobEnvelope, response: RecallResponse, *, ca
     stored = response.model_dump_json(exclude={"cache", "timings_ms"}).encode()
     full = stamp(stored, response.cache, response.timings_ms)
     assert full is not None  # a model always serialises to an object
-    out: dict[str, Any] = orjson.loads(full)  # pydantic's JSON: no NaN, no kombu markers; 3x json.loads
+    out: dict[str, Any] = loads_answer(full)
     if not cached and not response.degraded:  # a degraded answer is not worth pinning for the TTL
         ends.cache.set(env.cache_key, stored)
     ends.observer.succeeded(response, cached=cached)
