@@ -52,9 +52,9 @@ def main() -> None:
         ask(client, q, "2020-01-01T00:00:00+00:00")
     # a new second and microsecond base per run: an earlier run's misses (cached for TEMPR_CACHE_TTL_S)
     # must not come back as this run's hits (one salt of 60 repeated within minutes)
-    salt, base = random.randrange(1, 60), random.randrange(1_000_000)
+    salt, offset = random.randrange(1, 60), random.randrange(1_000_000)
     misses = [
-        ask(client, q, q["query_timestamp"][:17] + f"{salt:02d}.{(base + i) % 1_000_000:06d}+00:00")
+        ask(client, q, q["query_timestamp"][:17] + f"{salt:02d}.{(offset + i) % 1_000_000:06d}+00:00")
         for i, q in enumerate(qs)
     ]
     hit_stamps = [q["query_timestamp"][:17] + f"00.{i:06d}+00:00" for i, q in enumerate(qs)]
