@@ -41,7 +41,7 @@ def loads(data: str | bytes | bytearray | memoryview) -> Any:
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
-            pass  # NaN / Infinity, huge integers, invalid UTF-8: kombu decides, as before
+            pass  # NaN / Infinity, numbers out of range, lone surrogates: kombu decides, as before
     return kombu_json.loads(data)
 
 
