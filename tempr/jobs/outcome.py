@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from config.codec import EncodedAnswer
 from config.errors import RecallTimeout
 from tempr.core.timeutil import ms
 from tempr.jobs.cache import RecallCache, stamp
@@ -85,11 +86,12 @@ def succeed_job(ends: JobEnds, env: JobEnvelope, response: RecallResponse, *, ca
     response.cache = "hit" if cached else "miss"
     response.timings_ms["total"] = ms(time.time() - env.enqueued_at)
     # Serialised once (pydantic's serialiser, ~5x the standard library's speed on a 40 KB answer):
-    # the cache stores these bytes, the job record and the return value add this job's stamps.
+    # the cache stores these bytes, the job record and the return value add this job's stamps, and
+    # the Celery result reuses them (``EncodedAnswer``: kombu does not encode the answer again).
     stored = response.model_dump_json(exclude={"cache", "timings_ms"}).encode()
     full = stamp(stored, response.cache, response.timings_ms)
     assert full is not None  # a model always serialises to an object
-    out: dict[str, Any] = loads_answer(full)
+    out = EncodedAnswer(loads_answer(full), full.decode())
     if not cached and not response.degraded:  # a degraded answer is not worth pinning for the TTL
         ends.cache.set(env.cache_key, stored)
     ends.observer.succeeded(response, cached=cached)

