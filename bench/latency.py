@@ -59,6 +59,7 @@ class Sample:
     degraded: list[str]
     results: int
     error: str | None = None
+    reranker: str | None = None
 
 
 @dataclass
@@ -119,7 +120,14 @@ def through_workers(bank: str, request: Any, timeout: float = 120.0) -> Sample:
     except Exception as exc:  # noqa: BLE001 - a failed recall is a data point, not the end of the run
         return Sample((time.perf_counter() - started) * 1000, {}, None, [], 0, f"{type(exc).__name__}: {exc}")
     wall = (time.perf_counter() - started) * 1000
-    return Sample(wall, dict(response.timings_ms), response.cache, list(response.degraded), len(response.results))
+    return Sample(
+        wall,
+        dict(response.timings_ms),
+        response.cache,
+        list(response.degraded),
+        len(response.results),
+        reranker=response.reranker,
+    )
 
 
 def in_process(ctx: Any) -> Callable[[str, Any], Sample]:
@@ -321,6 +329,12 @@ def stage_value(samples: list[Sample], key: str) -> float:
     return median(values) if values else float("nan")
 
 
+def _rerankers(result: LatencyResult) -> str:
+    """What ranked the timed answers (each response names it): the learned ranker by default."""
+    names = sorted({x.reranker for r in result.runs.values() for x in r.samples if x.reranker})
+    return ", ".join(f"`{n}`" for n in names) or "not recorded"
+
+
 def render(result: LatencyResult) -> str:
     cfg = result.cfg
     lines = [
@@ -332,7 +346,7 @@ def render(result: LatencyResult) -> str:
         "→ the Celery chord → `.get()`; closed-loop clients; every timed recall is a cache miss. Configurations ran "
         f"interleaved in {cfg.rounds} rounds (shuffled order each round). Percentiles in ms of client wall time.",
         "",
-        report.machine_line(result.machine) + " Reranker: RRF fallback (no cross-encoder).",
+        report.machine_line(result.machine) + f" Rerank stage: {_rerankers(result)}.",
         "",
         f"Fleet: {'; '.join(result.fleet)}. PostgreSQL and Redis on the same machine.",
         "",

@@ -8,6 +8,7 @@ which ``test_seed_handoff`` pins as the same either way).
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -123,6 +124,11 @@ def test_send_task_by_name_without_the_client(resources: Any, worker: Path, samp
     answer = result.get(timeout=60)
     expected = _direct(resources, bank, RecallRequest.model_validate(request))
     assert comparable(RecallResponse.model_validate(answer)) == comparable(expected)
+    # The stored result as any reader sees it (the worker writes the answer's own JSON into it:
+    # config.codec.EncodedAnswer), read with the standard library, not this process's decoder.
+    raw = plain.backend.client.get(plain.backend.get_key_for_task(result.id))
+    stored = json.loads(raw)
+    assert stored["status"] == "SUCCESS" and stored["result"] == answer
     plain.close()
 
 
