@@ -54,6 +54,7 @@ def _one(plan: Any, results: Any, totals: dict[str, list[float]]) -> None:
 
     from tasks.common import job_ends
     from tempr.jobs.envelope import JobEnvelope
+    from tempr.jobs.outcome import succeed_job
     from tempr.recall.finish import finish
     from tempr.recall.scoring import fuse, rerank
     from workers.resources import recall_context
@@ -73,8 +74,6 @@ def _one(plan: Any, results: Any, totals: dict[str, list[float]]) -> None:
     candidates = timed("fuse", lambda: fuse(plan, results, ctx.settings))
     outcome = timed("rerank", lambda: rerank(plan, candidates, ctx))
     response = timed("finish", lambda: finish(plan, results, candidates, outcome, ctx, {}))
-    from tempr.jobs.outcome import succeed_job
-
     answer = timed("end_job", lambda: succeed_job(job_ends(), env, response))
     meta = {"status": "SUCCESS", "result": answer, "traceback": None, "children": [], "date_done": "x"}
     timed("celery_result", lambda: dumps(meta, serializer="json"))
