@@ -206,7 +206,7 @@ def prepare(conv: locomo.Conversation, q: locomo.Question, ctx: Any) -> Prepared
     return Prepared(conv, asked, plan, results, sample_for(conv, q, plan, results, ctx))
 
 
-def cached_samples(conversations: Sequence[locomo.Conversation]) -> list[Any] | None:
+def cached_samples(conversations: Sequence[locomo.Conversation], settings: Any) -> list[Any] | None:
     """Every question of these (whole) conversations from ``tempr ranker train``'s cache, if it is there.
 
     A run limited to N questions per conversation (``--questions``) still trains each fold model on
@@ -214,7 +214,7 @@ def cached_samples(conversations: Sequence[locomo.Conversation]) -> list[Any] | 
     """
     from bench.ranker_data import cache_path
 
-    path = cache_path(conversations, None)
+    path = cache_path(conversations, None, settings)
     if not path.exists():
         return None
     with path.open("rb") as fh:
@@ -307,18 +307,18 @@ def run(cfg: QualityConfig, fleet: Any = None) -> QualityResult:
 
     started = time.perf_counter()
     conversations = locomo.load(cfg.locomo_dir.resolve(), cfg.conversations)
-    cached = cached_samples(conversations)
-    if cfg.max_questions is not None:
-        for c in conversations:
-            c.questions = c.questions[: cfg.max_questions]
     stack.services_up()
     res = get_resources()
-    log(f"LoCoMo: {len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions")
-    ingested = ingest(conversations, res)
     ctx = dataclasses.replace(
         recall_context(reranker=res.reranker),
         settings=res.settings.model_copy(update={"recall_profile": "default"}),
     )
+    cached = cached_samples(conversations, ctx.settings)
+    if cfg.max_questions is not None:
+        for c in conversations:
+            c.questions = c.questions[: cfg.max_questions]
+    log(f"LoCoMo: {len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions")
+    ingested = ingest(conversations, res)
     pairs = [(c, q) for c in conversations for q in c.questions]
     prepared: list[Prepared] = []
     with bar(len(pairs), "quality: strategies", "q") as progress:

@@ -3,13 +3,15 @@
 For each question the recall pipeline runs up to fusion exactly as it does when serving
 (``analyse``, the four strategies, RRF, the candidate cap), then ``rank_inputs.gather``
 reads the ranker's inputs. A candidate is relevant when its ``metadata.dia_id`` cites an
-evidence turn. Samples are cached on disk (``bench/.cache``), keyed by the conversations and
-a version, so model selection and cross-validation rerun in seconds.
+evidence turn. Samples are cached on disk (``bench/.cache``), keyed by the conversations, a
+version and every setting that changes an answer (a strategy setting changes the candidates),
+so model selection and cross-validation rerun in seconds.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,11 +46,15 @@ class Sample:
         return [1 if wanted & set(ids) else 0 for ids in self.dia_ids]
 
 
-def cache_path(conversations: Sequence[locomo.Conversation], reranker: str | None, space: str = "") -> Path:
-    """Keyed by the conversations, the cross-encoder and the embedder's vector space."""
+def cache_path(conversations: Sequence[locomo.Conversation], reranker: str | None, settings: Any) -> Path:
+    """Keyed by the conversations, the cross-encoder, the embedder's vector space and the answer settings.
+
+    Without the settings, samples collected before a change of, say, the graph walk would train
+    a model for candidates the strategies no longer produce."""
+    answer = {name: getattr(settings, name) for name in type(settings).answer_settings()}
     parts = [str(SAMPLES_VERSION), reranker or "-", *(f"{c.name}:{len(c.questions)}" for c in conversations)]
-    key = "|".join(parts + ([space] if space else []))
-    return CACHE_DIR / f"ranker-samples-{hashlib.sha1(key.encode()).hexdigest()[:12]}.pkl"
+    parts += [space_of(settings.embedder), json.dumps(answer, sort_keys=True, default=str)]
+    return CACHE_DIR / f"ranker-samples-{hashlib.sha1('|'.join(parts).encode()).hexdigest()[:12]}.pkl"
 
 
 def sample_for(conv: locomo.Conversation, q: locomo.Question, plan: Any, results: Sequence[Any], ctx: Any) -> Sample:
@@ -95,9 +101,7 @@ def load_samples(
 ) -> list[Sample]:
     """Samples from the cache, or collected (ingesting the banks first) and cached."""
     ctx = ctx_factory()
-    path = cache_path(
-        conversations, ctx.reranker.name if ctx.reranker is not None else None, space_of(ctx.settings.embedder)
-    )
+    path = cache_path(conversations, ctx.reranker.name if ctx.reranker is not None else None, ctx.settings)
     if path.exists() and not refresh:
         with path.open("rb") as fh:
             samples: list[Sample] = pickle.load(fh)

@@ -115,6 +115,9 @@ class Settings(BaseSettings):
     bm25_b: float = answer(0.75)
     graph_hop_decay: float = answer(0.5)
     """Score multiplier per extra hop in graph traversal (hop 1 x1, hop 2 x0.5, hop 3 x0.25)."""
+    graph_beam: int = answer(20, ge=0)
+    """Graph hops after the first spread from only this many of the memories the hop before
+    reached first, best first (0: from all of them). See tempr.store.recall_graph."""
     graph_seed_count: int = answer(10)
     """Graph traversal starts from this many of the best semantic+keyword hits (RRF of the two)."""
     hemisphere: Literal["north", "south"] = answer("north")

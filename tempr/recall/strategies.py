@@ -106,7 +106,13 @@ def graph(plan: QueryPlan, ctx: RecallContext) -> tuple[list[Hit], dict[str, Any
             pair = [StrategyResult(Strategy.SEMANTIC, tuple(sem)), StrategyResult(Strategy.KEYWORD, tuple(kw))]
             seeds = [c.id for c in rrf_fuse(pair)][: s.graph_seed_count]
             reached, detail = recall_repo.graph_search(
-                conn, seeds, filters, depth=plan.depth, budget=plan.budget, decay=s.graph_hop_decay
+                conn,
+                seeds,
+                filters,
+                depth=plan.depth,
+                budget=plan.budget,
+                decay=s.graph_hop_decay,
+                beam=s.graph_beam,
             )
     finally:
         # No waiting: when the strategy's soft time limit interrupts it, it must return now,

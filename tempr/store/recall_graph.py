@@ -11,10 +11,16 @@ with three independent signals, as the reference's graph scoring does:
   effect -> cause; following both lets "why" reach causes and "what followed" reach effects).
 
 A hop's score is the sum of the three (each clamped to [0, 1]) times ``decay**(hop - 1)``;
-a memory reached at several hops keeps its best score. The memories first reached at a
-hop, best first, are the next frontier; each hop may add an even share of the budget
-still left (so a hub cannot starve the deeper hops), and the walk stops when ``budget``
-memories have been explored. One SQL round trip per hop.
+a memory reached at several hops keeps its best score. The best ``beam`` of the memories
+first reached at a hop (score, then id) are the next frontier; each hop may add an even
+share of the budget still left (so a hub cannot starve the deeper hops), and the walk stops
+when ``budget`` memories have been explored. One SQL round trip per hop.
+
+Why a beam: without one, hop 2 of a budget-mid walk spreads from all 150 memories hop 1
+reached; at 100k facts their ~260 entities fan out to ~19,000 candidate memories that SQL
+must count and score to keep 150 (47 of a 54 ms walk, BENCHMARKS.md "The graph walk's
+beam"). Spreading from the best few of them reaches the strongest second-hop neighbours
+for a fraction of that work.
 
 Filters: the walk moves only through memories of the bank that pass the tag filter. Tags
 scope visibility, so a memory the caller may not see must not connect two it may see.
@@ -96,8 +102,11 @@ def graph_search(
     budget: int,
     decay: float,
     per_entity_limit: int = 200,
+    beam: int = 0,
 ) -> tuple[list[Hit], dict[str, Any]]:
     """Spread from the seed memories for up to `depth` hops, exploring at most `budget` memories.
+
+    `beam` caps the frontier of hops after the first (0: every memory a hop reached first).
 
     Returns the reached memories that pass every filter (seeds excluded), best score
     first (ties by id), and {"hops": [{"hop", "frontier", "reached", "new"}], "explored"}.
@@ -126,10 +135,9 @@ def graph_search(
             },
         ).all()
         factor = decay ** (hop - 1)
-        reached = [_record(best, returnable, r, factor) for r in rows]
-        hops.append({"hop": hop, "frontier": len(frontier), "reached": len(rows)})
-        frontier = [unit for unit in reached if unit]
-        hops[-1]["new"] = len(frontier)
+        reached = [unit for unit in (_record(best, returnable, r, factor) for r in rows) if unit]
+        hops.append({"hop": hop, "frontier": len(frontier), "reached": len(rows), "new": len(reached)})
+        frontier = _next_frontier(reached, best, beam)
     hits = [Hit(unit, score) for unit, score in best.items() if returnable[unit] and score > 0]
     hits.sort(key=lambda h: (-h.score, h.id))
     return hits, {"hops": hops, "explored": len(best)}
@@ -142,6 +150,13 @@ def _room(remaining: int, hops_left: int) -> int:
     deeper hops the budget level paid for would never run.
     """
     return -(-remaining // hops_left) if remaining > 0 else 0
+
+
+def _next_frontier(reached: list[str], best: dict[str, float], beam: int) -> list[str]:
+    """The memories the next hop spreads from: the best `beam` of those first reached (0: all)."""
+    if beam <= 0 or len(reached) <= beam:
+        return reached
+    return sorted(reached, key=lambda unit: (-best[unit], unit))[:beam]
 
 
 def _record(best: dict[str, float], returnable: dict[str, bool], row: Any, factor: float) -> str | None:

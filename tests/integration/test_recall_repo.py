@@ -457,6 +457,24 @@ def test_graph_budget_and_hub_cap(resources, sample) -> None:
     assert capped["hops"][0]["reached"] <= 3 < uncapped["hops"][0]["reached"]  # a05 has 3 entities, no links
 
 
+def test_graph_beam_spreads_from_the_best_of_the_hop_before(resources, sample) -> None:
+    bank, ids = sample
+    with resources.engine.connect() as conn:
+        one, _ = repo.graph_search(conn, [ids["a05"]], Filters(bank), depth=1, budget=100, decay=0.5)
+        full, full_detail = repo.graph_search(conn, [ids["a05"]], Filters(bank), depth=2, budget=100, decay=0.5)
+        beamed, detail = repo.graph_search(conn, [ids["a05"]], Filters(bank), depth=2, budget=100, decay=0.5, beam=1)
+        best = min(one, key=lambda h: (-h.score, h.id)).id
+        from_best, _ = repo.graph_search(conn, [best], Filters(bank), depth=1, budget=100, decay=0.5)
+    assert full_detail["hops"][1]["frontier"] == len(one) > 1 and detail["hops"][1]["frontier"] == 1
+    first_hop = {h.id for h in one}
+    assert {h.id for h in beamed} <= {h.id for h in full}  # hop 1 is the same walk; hop 2 a part of it
+    assert first_hop <= {h.id for h in beamed}
+    # What hop 2 first reached, it reached from the best memory of hop 1 alone (decayed once).
+    second = {h.id: h.score for h in beamed if h.id not in first_hop}
+    assert second and set(second) <= {h.id for h in from_best}
+    assert all(second[u] == pytest.approx(h.score * 0.5) for h in from_best if (u := h.id) in second)
+
+
 CHAIN = [  # a <- b <- c by caused_by; b is hidden by tags and is the only path from a to c
     {"id": "a", "text": "The datacenter cooling failed during the heatwave.", "tags": ["public"], "entities": []},
     {
