@@ -469,9 +469,10 @@ def test_graph_beam_spreads_from_the_best_of_the_hop_before(resources, sample) -
     first_hop = {h.id for h in one}
     assert {h.id for h in beamed} <= {h.id for h in full}  # hop 1 is the same walk; hop 2 a part of it
     assert first_hop <= {h.id for h in beamed}
-    # What hop 2 first reached, it reached from the best memory of hop 1 alone (decayed once).
+    # What hop 2 first reached, it reached from the best memory of hop 1 alone (decayed once);
+    # whether that memory has neighbours hop 1 missed depends on the sample's (random) ids.
     second = {h.id: h.score for h in beamed if h.id not in first_hop}
-    assert second and set(second) <= {h.id for h in from_best}
+    assert set(second) <= {h.id for h in from_best}
     assert all(second[u] == pytest.approx(h.score * 0.5) for h in from_best if (u := h.id) in second)
 
 
