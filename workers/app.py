@@ -17,6 +17,7 @@ from celery.exceptions import SecurityWarning
 from celery.signals import celeryd_after_setup, task_revoked, worker_init, worker_process_init, worker_ready
 
 from config.celery import celery_config, make_celery
+from tempr.heap import freeze_warm_heap
 from workers import control, job_context, result_waiters, telemetry
 from workers.resources import get_resources
 
@@ -115,9 +116,11 @@ def _before_fork(sender: Any = None, **_: object) -> None:
     that replaces a killed or recycled one is ready in well under a second instead of loading a
     model. No inference runs in the parent (a thread pool started before fork is not fork-safe)."""
     result_waiters.never_wait(app.backend)  # this process never waits on a result (see the module)
-    if "prefork" in str(getattr(sender, "pool_cls", "")).lower() and _consumes(app, "fuse"):
-        _warm_temporal()
-        get_resources().embedder  # noqa: B018 - the property loads the weights
+    if "prefork" in str(getattr(sender, "pool_cls", "")).lower():
+        if _consumes(app, "fuse"):
+            _warm_temporal()
+            get_resources().embedder  # noqa: B018 - the property loads the weights
+        freeze_warm_heap(get_resources().settings.gc_freeze, "worker parent, before the pool forks")
 
 
 @celeryd_after_setup.connect
@@ -137,6 +140,7 @@ def _after_fork(**_: object) -> None:
     _warm_rerank_model()
     _warm_temporal()
     _warm_embedder()
+    freeze_warm_heap(get_resources().settings.gc_freeze, "pool process, warm")
 
 
 @worker_ready.connect
@@ -153,6 +157,7 @@ def _ready(sender: Any = None, **_: object) -> None:
         if _consumes(app, "fuse"):  # a webhooks-only worker never analyses a query
             _warm_temporal()
             _warm_embedder()
+        freeze_warm_heap(get_resources().settings.gc_freeze, "worker, warm")
     port = get_resources().settings.worker_metrics_port
     if port:
         from workers import metrics

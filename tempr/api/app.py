@@ -41,6 +41,7 @@ from tempr.api.limits import BodyLimit
 from tempr.api.miss import ChordParts, warm_up
 from tempr.api.security import role
 from tempr.auth import warn_if_off
+from tempr.heap import freeze_warm_heap
 
 
 @asynccontextmanager
@@ -49,6 +50,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     gw: Gateway = app.state.gateway
     if gw.analyses:
         await run_in_threadpool(warm_up, gw)
+    freeze_warm_heap(gw.settings.gc_freeze, "gateway, warm")
     yield
 
 

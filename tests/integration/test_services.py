@@ -108,6 +108,8 @@ def test_up_starts_the_pool_layout_warm_and_a_recall_goes_through_it(tmp_path: P
         assert "ready in" in up.stdout
         logs = state / "workers"
         assert (logs / "analyse.log").read_text().count("query embedder warm") == 1  # before it answered
+        for pool in ("analyse", "retrieve"):  # each child froze its warm heap out of the collector (tempr.heap)
+            assert "pool process, warm:" in (logs / f"{pool}.log").read_text(), pool
         status = json.loads(_tempr(state, "services", "status", "--json").stdout)
         workers = {w["name"].split("@")[0]: w for w in status["workers"]}
         for spec in fleet_layout(retrieve=2, analyse=1):
