@@ -75,8 +75,8 @@ link_hits AS (
     SELECT e.id,
            max(e.weight) FILTER (WHERE e.link_type = 'semantic') AS sem,
            max(e.weight) FILTER (WHERE e.link_type = 'causal') AS cau
-    FROM link_edges e JOIN memory_units m ON m.id = e.id
-    WHERE {walk} AND e.id <> ALL(CAST(:exclude AS uuid[]))
+    FROM link_edges e {link_join}
+    WHERE {link_walk} AND e.id <> ALL(CAST(:exclude AS uuid[]))
     GROUP BY e.id
 ),
 scored AS (
@@ -174,8 +174,17 @@ def _hop_statement(filters: Filters) -> tuple[TextClause, dict[str, Any]]:
 
     An entity belongs to one bank, and so do the memories that mention it: the entity lookup
     needs memory_units only for a tag filter. Without one it reads unit_entities alone (at 10k
-    facts a hop read ~9,500 memory rows just to re-check their bank: 41 of its 49 ms)."""
+    facts a hop read ~9,500 memory rows just to re-check their bank: 41 of its 49 ms). Links,
+    too, join two memories of one bank (ingest makes them within a bank), so the link lookup
+    joins memory_units only for a tag filter.
+
+    Where the walk does check a memory, it has found it by id (the frontier, a link target),
+    and ``|| ''`` keeps the planner off the bank index: a bank written since the table was last
+    analysed is estimated at one row, and the planner then scanned the whole bank once per
+    frontier memory instead of looking each id up (a LoCoMo bank beside 110,000 memories: 25-48
+    ms a hop instead of about 2; BENCHMARKS.md, "A new bank's graph walk")."""
     walk, walk_params = where_clause(filters, "m", types=False)
+    walk = walk.replace("m.bank_id = :filter_bank", "m.bank_id || '' = :filter_bank", 1)
     tags, tag_params = tag_clause(filters, "m")
     kinds, kind_params = type_clause(filters, "m")
     sql = _HOP.format(
@@ -183,5 +192,7 @@ def _hop_statement(filters: Filters) -> tuple[TextClause, dict[str, Any]]:
         returnable=kinds or "true",
         entity_join="JOIN memory_units m ON m.id = ue.unit_id" if tags else "",
         entity_walk=tags or "true",
+        link_join="JOIN memory_units m ON m.id = e.id" if tags else "",
+        link_walk=walk if tags else "true",
     )
     return text(sql), {**walk_params, **tag_params, **kind_params}

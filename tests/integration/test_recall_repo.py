@@ -476,6 +476,38 @@ def test_graph_beam_spreads_from_the_best_of_the_hop_before(resources, sample) -
     assert all(second[u] == pytest.approx(h.score * 0.5) for h in from_best if (u := h.id) in second)
 
 
+def test_graph_hops_find_a_new_banks_memories_by_id(resources, sample_facts: Path) -> None:
+    """A bank written after the table was last analysed is estimated at one row; a hop must still
+    look its frontier and link targets up by id, not scan the bank once per frontier memory."""
+    with resources.engine.begin() as conn:
+        conn.execute(text("ANALYZE memory_units"))
+    bank = _bank()
+    facts = list(parse_jsonl(sample_facts.read_text().splitlines()))
+    ids = _ingest(resources, bank, facts)  # after the ANALYZE: the statistics do not know this bank
+    statements: list[tuple[str, Any]] = []
+
+    def hook(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool) -> None:
+        if "frontier" in statement:
+            statements.append((statement, parameters))
+
+    event.listen(resources.engine, "before_cursor_execute", hook)
+    try:
+        with resources.engine.connect() as conn:
+            hits, detail = repo.graph_search(
+                conn, [ids["a05"], ids["a27"]], Filters(bank), depth=2, budget=100, decay=0.5
+            )
+    finally:
+        event.remove(resources.engine, "before_cursor_execute", hook)
+    try:
+        assert hits and len(statements) == len(detail["hops"]) == 2
+        with resources.engine.connect() as conn:
+            for sql, params in statements:
+                plan = "\n".join(r[0] for r in conn.exec_driver_sql("EXPLAIN " + sql, params))
+                assert "memory_units_bank" not in plan, plan  # no bank index: memories found by id
+    finally:
+        _drop(resources, bank)
+
+
 CHAIN = [  # a <- b <- c by caused_by; b is hidden by tags and is the only path from a to c
     {"id": "a", "text": "The datacenter cooling failed during the heatwave.", "tags": ["public"], "entities": []},
     {
