@@ -47,11 +47,13 @@ class Sample:
 
 
 def cache_path(conversations: Sequence[locomo.Conversation], reranker: str | None, settings: Any) -> Path:
-    """Keyed by the conversations, the cross-encoder, the embedder's vector space and the answer settings.
+    """Keyed by the conversations, the cross-encoder, the embedder's vector space, the answer
+    settings and the ingest settings that shape a bank (entity extraction, chunk vectors).
 
     Without the settings, samples collected before a change of, say, the graph walk would train
     a model for candidates the strategies no longer produce."""
     answer = {name: getattr(settings, name) for name in type(settings).answer_settings()}
+    answer |= {name: getattr(settings, name) for name in ("entity_extraction", "chunk_vectors")}
     parts = [str(SAMPLES_VERSION), reranker or "-", *(f"{c.name}:{len(c.questions)}" for c in conversations)]
     parts += [space_of(settings.embedder), json.dumps(answer, sort_keys=True, default=str)]
     return CACHE_DIR / f"ranker-samples-{hashlib.sha1('|'.join(parts).encode()).hexdigest()[:12]}.pkl"

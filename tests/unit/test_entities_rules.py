@@ -1,4 +1,4 @@
-"""Capitalised-name rules that complement the small spaCy model."""
+"""Capitalised-name rules: the default entity extractor, and what complements spaCy when it is chosen."""
 
 from __future__ import annotations
 
@@ -29,3 +29,23 @@ def test_dedupe_is_case_insensitive_and_drops_contained_names() -> None:
 def test_possessives_split_into_two_names() -> None:
     (names,) = RuleEntityExtractor().extract(["Yesterday Alice's GitHub was down."])
     assert set(names) == {"Alice", "GitHub"}
+
+
+def test_the_default_extractor_is_the_rules_and_finds_what_spacy_adds_nothing_to_on_the_sample_bank() -> None:
+    """Why rules are the default (BENCHMARKS.md, "Entities by rules"): both keep only name-like
+    spans, so on the sample bank spaCy's NER changes no fact's entities, at a third of the
+    embedder's cost per fact."""
+    import json
+    from pathlib import Path
+
+    from config.settings import Settings
+    from tempr.providers.entities import make_entity_extractor
+    from tempr.providers.entities.spacy_rules import SpacyRuleExtractor
+
+    assert isinstance(make_entity_extractor(Settings().entity_extraction), RuleEntityExtractor)
+    sample = Path(__file__).resolve().parents[2] / "tempr" / "data" / "sample_bank.jsonl"
+    texts = [json.loads(line)["text"] for line in sample.read_text().splitlines() if line.strip()]
+    by_rules = RuleEntityExtractor().extract(texts)
+    by_spacy = SpacyRuleExtractor().extract(texts)
+    assert sum(map(len, by_rules)) > len(texts)  # names found, not an empty match
+    assert [sorted(n) for n in by_rules] == [sorted(n) for n in by_spacy]
