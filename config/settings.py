@@ -149,7 +149,7 @@ class Settings(BaseSettings):
     Entities must look like names either way, so spaCy only changes span boundaries ("J.K.
     Rowling", "The Lord of the Rings"): on the LoCoMo dev facts the two differ in 11 of 1,210
     facts, cross-validated recall is the same within the model's seed spread, and spaCy costs
-    about a third of the embedder's time per fact (BENCHMARKS.md, "Entities by rules")."""
+    about 40 % of the embedder's time per fact (BENCHMARKS.md, "Entities by rules")."""
     ingest_chunk_facts: int = 2000
     """Files longer than this are staged chunk by chunk (bounded memory) and published in one
     transaction; ``--via-workers`` sends one chunk per task to the ingest queue."""

@@ -33,7 +33,7 @@ def test_possessives_split_into_two_names() -> None:
 
 def test_the_default_extractor_is_the_rules_and_finds_what_spacy_adds_nothing_to_on_the_sample_bank() -> None:
     """Why rules are the default (BENCHMARKS.md, "Entities by rules"): both keep only name-like
-    spans, so on the sample bank spaCy's NER changes no fact's entities, at a third of the
+    spans, so on the sample bank spaCy's NER changes no fact's entities, at 40 % of the
     embedder's cost per fact."""
     import json
     from pathlib import Path
