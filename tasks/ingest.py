@@ -53,8 +53,8 @@ def _load_before_fork(sender: Any = None, **_: object) -> None:
     """Prefork workers that consume ``ingest`` load the embedder and the entity extractor (spaCy,
     with ``TEMPR_ENTITY_EXTRACTION=spacy``) once, in the parent, before the pool forks: the children
     share them, and the first chunk staged after ``tempr services up`` does not wait 2-3 s for
-    spaCy (measured on 2 cores). No inference in the
-    parent (see workers/app.py: a thread pool started before fork is not fork-safe)."""
+    spaCy (measured on 2 cores). No inference in the parent (see workers/app.py: a thread pool
+    started before fork is not fork-safe)."""
     if "prefork" in str(getattr(sender, "pool_cls", "")).lower() and _consumes_ingest():
         try:
             _load_models()

@@ -78,9 +78,16 @@ def type_clause(filters: Filters, alias: str = "m") -> tuple[str, dict[str, Any]
     return f"{alias}.fact_type = ANY(CAST(:filter_types AS text[]))", {"filter_types": list(filters.types)}
 
 
-def where_clause(filters: Filters, alias: str = "m", *, types: bool = True) -> tuple[str, dict[str, Any]]:
-    """bank AND types AND tags, as one fragment (``types=False`` leaves the type filter out)."""
-    parts = [(f"{alias}.bank_id = :filter_bank", {"filter_bank": filters.bank_id}), tag_clause(filters, alias)]
+def where_clause(
+    filters: Filters, alias: str = "m", *, types: bool = True, bank_index: bool = True
+) -> tuple[str, dict[str, Any]]:
+    """bank AND types AND tags, as one fragment (``types=False`` leaves the type filter out).
+
+    ``bank_index=False`` writes the bank test so that no index can serve it (``|| ''``): for
+    statements that find their rows by id and only re-check the bank, where an estimate for a
+    bank the statistics do not know yet (one row) would make the planner scan the bank instead."""
+    bank = f"{alias}.bank_id = :filter_bank" if bank_index else f"{alias}.bank_id || '' = :filter_bank"
+    parts = [(bank, {"filter_bank": filters.bank_id}), tag_clause(filters, alias)]
     if types:
         parts.append(type_clause(filters, alias))
     sql = " AND ".join(s for s, _ in parts if s)

@@ -179,12 +179,12 @@ def _hop_statement(filters: Filters) -> tuple[TextClause, dict[str, Any]]:
     joins memory_units only for a tag filter.
 
     Where the walk does check a memory, it has found it by id (the frontier, a link target),
-    and ``|| ''`` keeps the planner off the bank index: a bank written since the table was last
-    analysed is estimated at one row, and the planner then scanned the whole bank once per
-    frontier memory instead of looking each id up (a LoCoMo bank beside 110,000 memories: 25-48
-    ms a hop instead of about 2; BENCHMARKS.md, "A new bank's graph walk")."""
-    walk, walk_params = where_clause(filters, "m", types=False)
-    walk = walk.replace("m.bank_id = :filter_bank", "m.bank_id || '' = :filter_bank", 1)
+    so the bank test keeps the planner off the bank index (``bank_index=False``): a bank written
+    since the table was last analysed is estimated at one row, and the planner then scanned the
+    whole bank once per frontier memory instead of looking each id up (a LoCoMo bank beside
+    110,000 memories: 25-48 ms a hop instead of about 2; BENCHMARKS.md, "A new bank's graph
+    walk")."""
+    walk, walk_params = where_clause(filters, "m", types=False, bank_index=False)
     tags, tag_params = tag_clause(filters, "m")
     kinds, kind_params = type_clause(filters, "m")
     sql = _HOP.format(
