@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,10 +43,10 @@ from bench import banks, embcache, synthetic
 from bench.progress import bar, log
 from tempr.store import ingest_repo
 from tempr.store.recall_filters import set_ann_scan
+from tempr.store.recall_repo import bank_size
+from tempr.store.schema import ANN_INDEX, ANN_INDEX_DDL, ANN_INDEX_MIN_UNITS
 
-INDEX = "memory_units_embedding_hnsw"
-INDEX_DDL = f"CREATE INDEX {INDEX} ON memory_units USING hnsw (embedding vector_cosine_ops)"
-"""The migration's definition (0001_initial), unchanged."""
+INDEX, INDEX_DDL = ANN_INDEX, ANN_INDEX_DDL  # the migration's definition (0008), unchanged
 
 LINK_BLOCK = 1_000
 INDEX_MEMORY = "6GB"
@@ -151,19 +152,23 @@ def nearest_in_bank(
     """(unit, neighbour, cosine) for each unit's ``top_k`` nearest other units of the bank.
 
     The query of ``ingest_repo.existing_semantic_candidates`` (HNSW walk of breadth
-    ``LINK_EF_SEARCH``, iterative scan, no sort node), with the units read from the bank itself.
+    ``LINK_EF_SEARCH``, iterative scan, no sort node), with the units read from the bank itself;
+    exact, as there, for a bank too small to be in the HNSW index.
     """
-    set_ann_scan(conn, max(top_k, ingest_repo.LINK_EF_SEARCH))
-    with ingest_repo.sorting_off(conn):
+    indexed = bank_size(conn, bank) > ANN_INDEX_MIN_UNITS
+    if indexed:
+        set_ann_scan(conn, max(top_k, ingest_repo.LINK_EF_SEARCH))
+    order = "m.embedding <=> n.embedding" if indexed else "(m.embedding <=> n.embedding) + 0"
+    with ingest_repo.sorting_off(conn) if indexed else nullcontext():
         rows = conn.execute(
-            text("""
+            text(f"""
             SELECT n.id::text, nb.id::text, nb.dist
             FROM memory_units n
             CROSS JOIN LATERAL (
                 SELECT m.id, m.embedding <=> n.embedding AS dist
                 FROM memory_units m
-                WHERE m.bank_id = :b AND m.id <> n.id
-                ORDER BY m.embedding <=> n.embedding
+                WHERE m.bank_id = :b{" AND m.ann_indexed" if indexed else ""} AND m.id <> n.id
+                ORDER BY {order}
                 LIMIT :k
             ) nb
             WHERE n.id = ANY(CAST(:ids AS uuid[])) AND nb.dist <= 1.0 - :threshold

@@ -49,7 +49,7 @@ def write_batch(
     with t("link_temporal"):
         temporal = _temporal_links(conn, bank_id, rows, had_units, s)
     with t("write_units"):
-        inserted = repo.insert_units(conn, cfg)
+        inserted = repo.insert_units(conn, cfg, ann_indexed=repo.enter_ann_index(conn, bank_id, len(rows)))
     report.inserted += len(inserted)
     report.skipped += len(rows) - len(inserted)
     keep = set(inserted)

@@ -21,6 +21,7 @@ from config.errors import ValidationError
 from tempr.providers.embedder import spaces
 from tempr.store.recall_filters import set_ann_scan
 from tempr.store.recall_repo import bank_size
+from tempr.store.schema import ANN_INDEX_MIN_UNITS
 
 _NS = uuid.UUID("6f1e3b1c-5d0a-4c53-9a53-7e6d1f0b2a10")
 
@@ -178,20 +179,40 @@ def _batch_ddl() -> str:
     return ", ".join(f"{c} {t}" for c, t in _BATCH_COLUMNS) + ", event_date timestamptz"
 
 
-def insert_units(conn: Connection, text_config: str) -> list[str]:
-    """Insert the staged batch; return the ids actually inserted (a concurrent writer may have won)."""
+def insert_units(conn: Connection, text_config: str, *, ann_indexed: bool) -> list[str]:
+    """Insert the staged batch; return the ids actually inserted (a concurrent writer may have won).
+
+    ``ann_indexed``: whether the rows enter the shared HNSW index (``enter_ann_index``)."""
     rows = conn.execute(
         text(f"""
-        INSERT INTO memory_units ({_COLS}, search_vector, doc_len)
-        SELECT {_COLS}, sv, (SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) FROM unnest(sv))
+        INSERT INTO memory_units ({_COLS}, search_vector, doc_len, ann_indexed)
+        SELECT {_COLS}, sv, (SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) FROM unnest(sv)), :ann
         FROM (SELECT b.*, to_tsvector(CAST(:cfg AS regconfig), b.text || ' ' || coalesce(b.context, '')) AS sv
               FROM ingest_batch b) s
         ON CONFLICT (bank_id, fact_id) DO NOTHING
         RETURNING id::text
         """),
-        {"cfg": text_config},
+        {"cfg": text_config, "ann": ann_indexed},
     )
     return [r[0] for r in rows]
+
+
+def enter_ann_index(conn: Connection, bank_id: str, adding: int) -> bool:
+    """Whether a batch of ``adding`` rows goes into the HNSW index (call under ``lock_bank``).
+
+    Yes once the bank will hold more than ``ANN_INDEX_MIN_UNITS`` memories; the batch that takes
+    it past that puts the bank's earlier memories in too (one UPDATE, once per bank), so every
+    memory of an indexed bank is in the index and ``AND m.ann_indexed`` loses none of them.
+    (Counting skipped duplicates in ``adding`` can only admit a bank early, which is harmless.)
+    """
+    size = bank_size(conn, bank_id)
+    if size + adding <= ANN_INDEX_MIN_UNITS:
+        return False
+    if size <= ANN_INDEX_MIN_UNITS:
+        conn.execute(
+            text("UPDATE memory_units SET ann_indexed = true WHERE bank_id = :b AND NOT ann_indexed"), {"b": bank_id}
+        )
+    return True
 
 
 def bank_has_units(conn: Connection, bank_id: str) -> bool:
@@ -222,11 +243,12 @@ def sorting_off(conn: Connection) -> Iterator[None]:
 # hold against every other import).
 
 
-LINK_EXACT_MAX_UNITS = 5_000
+LINK_EXACT_MAX_UNITS = ANN_INDEX_MIN_UNITS
 """Exact k-NN per staged fact costs about 0.2 us per bank memory (2,000 facts into a 6,000-memory
 bank: 5.8 s), the HNSW walk about 0.3 ms whatever the size (0.55 s): past a few thousand memories
 the index wins by far. (Recall searches exactly up to 20,000: one query, where exactness is
-worth more than throughput.)"""
+worth more than throughput.) The same number decides which banks' memories the index holds, so
+the index path always finds the whole bank there."""
 
 
 LINK_EF_SEARCH = 64
@@ -256,7 +278,7 @@ def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: f
             CROSS JOIN LATERAL (
                 SELECT m.id, m.embedding <=> n.embedding AS dist
                 FROM memory_units m
-                WHERE m.bank_id = :b
+                WHERE m.bank_id = :b{"" if exact else " AND m.ann_indexed"}
                 ORDER BY {order}
                 LIMIT :k
             ) nb

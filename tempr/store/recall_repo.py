@@ -79,7 +79,8 @@ def _nearest(
 
     A bank of at most ``EXACT_SEARCH_MAX_UNITS`` memories is searched exactly: its memories
     through the bank indexes, every distance computed (``+ 0`` keeps the planner off the HNSW
-    index, which holds every bank). A larger one lets the planner choose: the HNSW index with an
+    index). A larger one, whose memories are all in the partial HNSW index (``ann_indexed``,
+    migration 0008), lets the planner choose: the HNSW index with an
     iterative scan (a loose filter) or the bank/type/tag indexes plus an exact sort (a selective
     filter). The outer ORDER BY puts relaxed_order's rows back in exact order.
     ``columns`` adds inner columns the outer ``out`` may read as ``s.<name>``."""
@@ -89,7 +90,7 @@ def _nearest(
         set_ann_scan(conn, limit)
     order = "(m.embedding <=> CAST(:q AS vector)) + 0" if exact else "m.embedding <=> CAST(:q AS vector)"
     extra = f", {columns}" if columns else ""
-    cond = f" AND {where}" if where else ""
+    cond = (f" AND {where}" if where else "") + ("" if exact else " AND m.ann_indexed")  # the index's predicate
     return conn.execute(
         _with_vector(f"""
         SELECT s.id::text, {out} FROM (

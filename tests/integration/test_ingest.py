@@ -139,6 +139,7 @@ def test_link_queries_match_brute_force_in_one_publish_transaction(resources, ba
 
     deps, s = _deps(resources), resources.settings
     k, window = s.temporal_link_top_k, s.temporal_link_window_hours
+    monkeypatch.setattr(ingest_repo, "ANN_INDEX_MIN_UNITS", 10)  # the 60 memories go into the HNSW index
     with resources.engine.connect() as conn:
         tx = conn.begin()
         try:
@@ -172,3 +173,49 @@ def test_link_queries_match_brute_force_in_one_publish_transaction(resources, ba
     # HNSW is approximate: over the staged facts it finds nearly all of the exact neighbours (measured
     # 98.4 % at ef_search 64 on a 300k bank), though one fact's walk can miss several in a shared index
     assert sum(found) / len(found) >= 0.9, found
+
+
+def test_a_bank_enters_the_hnsw_index_whole_when_it_outgrows_exact_search(resources, bank_id, monkeypatch) -> None:
+    """Small banks stay out of the shared HNSW index; the import that takes a bank past the
+    threshold puts its earlier memories in too, so the index path sees the whole bank."""
+    from tempr.store import ingest_repo, recall_repo
+    from tempr.store.recall_filters import Filters
+
+    monkeypatch.setattr(ingest_repo, "ANN_INDEX_MIN_UNITS", 25)
+    deps = _deps(resources)
+
+    def facts(lo: int, hi: int) -> list:
+        return parse_array(
+            [{"id": f"f{i}", "text": f"Fact {i}: the colour {i % 7} of item {i}."} for i in range(lo, hi)]
+        )
+
+    def flags() -> dict[bool, int]:
+        with resources.engine.connect() as conn:
+            sql = "SELECT ann_indexed, count(*) FROM memory_units WHERE bank_id = :b GROUP BY 1"
+            return {bool(r[0]): int(r[1]) for r in conn.execute(text(sql), {"b": bank_id})}
+
+    ingest_facts(bank_id, facts(0, 20), deps)
+    assert flags() == {False: 20}
+    ingest_facts(bank_id, facts(20, 30), deps)  # 30 > 25: the bank enters whole
+    assert flags() == {True: 30}
+    ingest_facts(bank_id, facts(30, 35), deps)
+    assert flags() == {True: 35}
+
+    monkeypatch.setattr(recall_repo, "EXACT_SEARCH_MAX_UNITS", 10)  # recall takes the index path
+    query = resources.embedder.embed(["the colour of an item"])[0].tolist()
+    seen: list = []
+
+    class Spy:  # remembers the search statement, to EXPLAIN it
+        def execute(self, stmt, params=None):
+            if "FROM memory_units" in str(stmt):
+                seen.append((stmt, params))
+            return conn.execute(stmt, params)
+
+    with resources.engine.connect() as conn:
+        for knob in ("enable_sort", "enable_bitmapscan", "enable_seqscan"):
+            conn.execute(text(f"SET LOCAL {knob} = off"))  # the index, not the bank's rows plus a sort
+        hits = recall_repo.semantic_search(Spy(), query, Filters(bank_id), 35)
+        stmt, params = seen[-1]
+        plan = " ".join(r[0] for r in conn.execute(text("EXPLAIN (COSTS OFF) " + stmt.text), params))
+    assert len(hits) == 35  # every memory of the bank, through the partial index
+    assert "memory_units_embedding_hnsw" in plan

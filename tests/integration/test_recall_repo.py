@@ -185,9 +185,11 @@ def test_empty_and_unknown_banks_return_nothing(resources) -> None:
 
 # --- semantic: HNSW, iterative scan, a small bank in a big table ----------------------------
 
+# In the HNSW index (``ann_indexed``) like a big bank's memories: the tests below take its path.
 _INSERT_RANDOM = text("""
-    INSERT INTO memory_units (id, bank_id, fact_id, text, fact_type, embedding, tags, search_vector, doc_len)
-    VALUES (:id, :b, :fid, :text, 'world', :emb, :tags, to_tsvector('english', :text), 3)
+    INSERT INTO memory_units (id, bank_id, fact_id, text, fact_type, embedding, tags, search_vector, doc_len,
+                              ann_indexed)
+    VALUES (:id, :b, :fid, :text, 'world', :emb, :tags, to_tsvector('english', :text), 3, true)
 """).bindparams(bindparam("emb", type_=Vector(384)), bindparam("tags", type_=ARRAY(Text)))
 
 
