@@ -155,6 +155,10 @@ class Settings(BaseSettings):
     transaction; ``--via-workers`` sends one chunk per task to the ingest queue."""
 
     # --- execution ---------------------------------------------------------
+    recall_unit_cache: int = Field(10_000, ge=0)
+    """Rows (a memory's fields, entities, chunk text and vectors) the reranking process keeps
+    between recalls, keyed by bank version so a write never serves stale rows
+    (tempr.store.unit_cache); 0: read them from PostgreSQL on every recall."""
     recall_timeout_s: float = 30.0
     """Default per-request deadline; a request's `timeout_s` overrides it."""
     recall_deadline_grace_s: float = 2.0

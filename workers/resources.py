@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from tempr.providers.entities import EntityExtractor
     from tempr.providers.reranker import CandidateRanker, Reranker
     from tempr.recall.context import RecallContext
+    from tempr.store.unit_cache import UnitCache
 
 T = TypeVar("T")
 
@@ -117,7 +118,16 @@ class Resources:
 
         return self._get("ranker", lambda: make_ranker(self.settings.recall_profile, self.settings.ranker_model_path))
 
+    @property
+    def unit_cache(self) -> UnitCache | None:
+        """This process's row cache for the learned ranker (None when ``recall_unit_cache`` is 0)."""
+        from tempr.store.unit_cache import UnitCache
+
+        size = self.settings.recall_unit_cache
+        return self._get("unit_cache", lambda: UnitCache(size) if size else None)
+
     def reset_after_fork(self) -> None:
+        self._cache.pop("unit_cache", None)  # its lock may have been held at the fork
         engine = self._cache.pop("engine", None)
         if engine is not None:
             engine.dispose(close=False)
@@ -164,5 +174,6 @@ def recall_context(
         settings=res.settings,
         reranker=reranker,
         ranker=res.ranker,
+        unit_cache=res.unit_cache,
         embedders=res.embedder_for,
     )

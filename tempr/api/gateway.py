@@ -83,7 +83,7 @@ class Gateway:
         raw = RecallCache(client, self.settings.cache_ttl_s, breaker).get_raw(key)
         answer = None if raw is None else stamp_hit(raw, ms_since_wall(started))
         if answer is None:  # a miss (or an unreadable entry: answered afresh)
-            return CacheLookup(key=key, space=space, lookup_ms=ms_since_wall(started))
+            return CacheLookup(key=key, space=space, lookup_ms=ms_since_wall(started), version=version)
         job_id = str(uuid.uuid4())
         self.store.create_answered(
             job_id, bank_id=bank_id, answer_json=answer, request_hash=job_request_hash(bank_id, request), tenant=tenant
@@ -95,12 +95,13 @@ class Gateway:
 class CacheLookup:
     """What ``Gateway.from_cache`` found: on a hit, (job id, response JSON); on a miss, what
     starting the job needs (the cache key the answer will be stored under, the bank's vector
-    space) and how long the lookup took."""
+    space and version) and how long the lookup took."""
 
     key: str
     space: str
     lookup_ms: float
     hit: tuple[str, bytes] | None = None
+    version: int | None = None
 
 
 def ms_since_wall(started: float) -> float:

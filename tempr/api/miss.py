@@ -68,7 +68,8 @@ def start_miss(gw: Gateway, bank_id: str, request: RecallRequest, tenant: str | 
     digest = job_request_hash(bank_id, request)
     store.create(job_id, bank_id=bank_id, deadline=deadline, request_hash=digest, status=RUNNING, tenant=tenant)
     try:
-        plan = analyse(bank_id, request, parts.recall_context(embedder=True, space=miss.space, resources=gw.resources))
+        ctx = parts.recall_context(embedder=True, space=miss.space, resources=gw.resources)
+        plan = analyse(bank_id, request, ctx, version=miss.version)
         check_deadline(env, "retrieval")
     except Exception as exc:  # the job ends failed whatever went wrong; the route maps the error
         fail_job(JobEnds(store, RecallCache(None, 0), gw.celery_app), env, exc)

@@ -12,6 +12,7 @@ from config.settings import Settings
 from tempr.providers.embedder import Embedder
 from tempr.providers.reranker import CandidateRanker, Reranker
 from tempr.recall.seeds import SeedBoard
+from tempr.store.unit_cache import UnitCache
 
 
 @dataclass
@@ -26,6 +27,9 @@ class RecallContext:
     seeds: SeedBoard | None = None
     """This recall's seed board (``tempr.recall.seeds``): semantic and keyword post their first
     hits there for the graph walk. None: the graph runs its own seed queries."""
+    unit_cache: UnitCache | None = None
+    """This process's cache of the rows the learned ranker reads (``tempr.store.unit_cache``);
+    None: they are read from PostgreSQL on every recall."""
     embedders: Callable[[str], Embedder] | None = None
     """An embedder for any vector space (``Resources.embedder_for``): a bank's query is embedded
     in the space the bank was written in (``for_space``)."""

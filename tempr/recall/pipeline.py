@@ -60,8 +60,8 @@ def recall(bank_id: str, request: RecallRequest, ctx: RecallContext) -> RecallRe
     started = time.perf_counter()
     check_bank_id(bank_id)
     with ctx.engine.connect() as conn:  # an unknown bank is NotFound, an empty one answers []
-        _, space = banks_repo.bank_state(conn, bank_id)
-    plan = analyse(bank_id, request, ctx.for_space(space))
+        version, space = banks_repo.bank_state(conn, bank_id)
+    plan = analyse(bank_id, request, ctx.for_space(space), version=version)
     t_strat = time.perf_counter()
     results = run_strategies(plan, ctx)
     timings = {f"strategy.{r.strategy.value}": r.elapsed_ms for r in results}

@@ -57,6 +57,9 @@ class QueryPlan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     bank_id: str
+    bank_version: int | None = None
+    """The bank's version when the query was analysed (``banks.version``): keys the reranking
+    process's row cache (``tempr.store.unit_cache``). None: that cache is not used."""
     request: RecallRequest
     embedding: PackedVector
     budget: int
@@ -95,7 +98,7 @@ def budget_for(request: RecallRequest, settings: Settings) -> int:
     )
 
 
-def analyse(bank_id: str, request: RecallRequest, ctx: RecallContext) -> QueryPlan:
+def analyse(bank_id: str, request: RecallRequest, ctx: RecallContext, *, version: int | None = None) -> QueryPlan:
     started = time.perf_counter()
     check_bank_id(bank_id)
     now = request.query_timestamp or datetime.now(UTC)
@@ -110,6 +113,7 @@ def analyse(bank_id: str, request: RecallRequest, ctx: RecallContext) -> QueryPl
     windows, trace = _resolve_windows(bank_id, request, temporal, vectors[1:], now, ctx)
     plan = QueryPlan(
         bank_id=bank_id,
+        bank_version=version,
         request=request,
         embedding=[float(x) for x in vectors[0]],
         budget=budget_for(request, ctx.settings),

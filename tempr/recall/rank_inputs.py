@@ -25,10 +25,12 @@ def gather(
     ce: Mapping[str, float] | None = None,
 ) -> tuple[RankQuery, list[RankCandidate], dict[str, dict[str, Any]]]:
     """The ranker's inputs for the candidates still in the bank, and their unit rows."""
-    with ctx.engine.connect() as conn:  # one round trip: fields, entities, both cosines and chunk text
-        units = recall_repo.fetch_units(
-            conn, [c.id for c in candidates], with_entities=True, embedding=plan.embedding, with_chunks=True
-        )
+    ids = [c.id for c in candidates]
+    if ctx.unit_cache is not None and plan.bank_version is not None:
+        units = ctx.unit_cache.units(ctx.engine, plan.bank_id, plan.bank_version, ids, plan.embedding)
+    else:
+        with ctx.engine.connect() as conn:  # one round trip: fields, entities, both cosines and chunk text
+            units = recall_repo.fetch_units(conn, ids, with_entities=True, embedding=plan.embedding, with_chunks=True)
     query = RankQuery(text=plan.request.query, now=plan.now, windows=tuple(plan.windows))
     out = []
     for c in candidates:

@@ -218,6 +218,7 @@ def fetch_units(
     with_entities: bool = True,
     embedding: Sequence[float] | None = None,
     with_chunks: bool = False,
+    vectors: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """id -> the memory's fields (``type`` is fact_type; dates are aware datetimes or None).
 
@@ -226,8 +227,10 @@ def fetch_units(
     "cosine": its exact cosine similarity to that vector (the learned ranker's feature; the
     semantic strategy only scores the memories it returned). With ``with_chunks``,
     "chunk_text": the text of its source chunk in its bank, None without one; with both,
-    "chunk_cosine" too: that vector's cosine to the chunk's own vector (None without one). One
-    statement (one round trip) whatever the options.
+    "chunk_cosine" too: that vector's cosine to the chunk's own vector (None without one). With
+    ``vectors``, "vector" (and with ``with_chunks`` "chunk_vector", None without one): the stored
+    vectors as numpy arrays, for ``tempr.store.unit_cache``. One statement (one round trip)
+    whatever the options.
     """
     wanted = valid_uuids(ids)
     if not wanted:
@@ -246,6 +249,8 @@ def fetch_units(
         join += " LEFT JOIN chunks c ON c.bank_id = m.bank_id AND c.id = m.chunk_id"
         if embedding is not None:
             extra.append("1 - (c.embedding <=> CAST(:q AS vector))")
+    if vectors:
+        extra.extend(["m.embedding", "c.embedding"] if with_chunks else ["m.embedding"])
     sql = f"""{head}
         SELECT m.id::text, m.fact_id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
                m.mentioned_at, m.event_date, m.document_id, m.chunk_id, m.tags, m.metadata, m.proof_count
@@ -271,6 +276,10 @@ def fetch_units(
             if embedding is not None:
                 chunk_cosine = next(more)
                 unit["chunk_cosine"] = None if chunk_cosine is None else float(chunk_cosine)
+        if vectors:
+            unit["vector"] = next(more)
+            if with_chunks:
+                unit["chunk_vector"] = next(more)
         units[unit["id"]] = unit
     if with_chunks:
         for unit in units.values():

@@ -126,6 +126,14 @@ def ask(ctx: Any, bank: str, query: str, when: str = "2024-09-15T12:00:00+00:00"
     return recall(bank, RecallRequest.model_validate({"query": query, "query_timestamp": when, **kw}), ctx)
 
 
+def entry_context(resources: Any) -> Any:
+    """The in-process RecallContext a worker builds (the learned ranker, the row cache), so an
+    answer through the fleet can be compared with the entry point's exactly."""
+    from workers.resources import recall_context
+
+    return recall_context(embedder=True, resources=resources)
+
+
 def redis_db_url(redis_url: str, db: int) -> str:
     return f"{redis_url.rstrip('/')}/{db}"
 

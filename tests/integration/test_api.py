@@ -10,9 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import bearer, ensure_bank, sample_bank, serve_api, wait_for
+from helpers import bearer, ensure_bank, entry_context, sample_bank, serve_api, wait_for
 
-from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallRequest, RecallResponse
 from tempr.recall.pipeline import recall
 
@@ -37,7 +36,7 @@ def comparable(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _direct(resources: Any, bank: str, body: dict[str, Any]) -> dict[str, Any]:
-    ctx = RecallContext(resources.engine, resources.embedder, resources.settings, ranker=resources.ranker)
+    ctx = entry_context(resources)
     return recall(bank, RecallRequest.model_validate(body), ctx).model_dump(mode="json")
 
 

@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import extra_worker, redis_db_url, sample_bank
+from helpers import entry_context, extra_worker, redis_db_url, sample_bank
 
 from tempr.client import recall_async
 from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
-from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallRequest, RecallResponse
 from tempr.recall.pipeline import recall
 from tempr.services.redis_server import LocalRedis
@@ -40,7 +39,7 @@ def comparable(response: RecallResponse) -> dict[str, Any]:
 
 
 def _direct(resources: Any, bank: str, request: RecallRequest) -> RecallResponse:
-    ctx = RecallContext(resources.engine, resources.embedder, resources.settings, ranker=resources.ranker)
+    ctx = entry_context(resources)
     return recall(bank, request, ctx)
 
 

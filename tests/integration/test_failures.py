@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ExtraWorker, extra_worker, redis_db_url, sample_bank
+from helpers import ExtraWorker, entry_context, extra_worker, redis_db_url, sample_bank
 
 from config.errors import AllStrategiesFailed, RecallTimeout
 from tempr.client import recall_async
 from tempr.core.types import Strategy
-from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallRequest
 from tempr.recall.pipeline import fuse_rerank_finish
 from tempr.recall.plan import analyse
 from tempr.recall.strategies import degraded, run_strategy
+from tempr.store import banks_repo
 from tempr.store.ingest_repo import lock_bank
 from workers.app import make_app
 
@@ -63,8 +63,10 @@ def test_failed_and_timed_out_strategies_degrade_the_answer(
     assert job.status()["status"] == "succeeded"
 
     # The same fusion of the surviving strategies, in process.
-    ctx = RecallContext(resources.engine, resources.embedder, resources.settings, ranker=resources.ranker)
-    plan = analyse(bank, request, ctx)
+    ctx = entry_context(resources)
+    with resources.engine.connect() as conn:
+        version = banks_repo.bank_state(conn, bank)[0]
+    plan = analyse(bank, request, ctx, version=version)
     results = [
         degraded(s, "down") if s in (Strategy.SEMANTIC, Strategy.GRAPH) else run_strategy(s, plan, ctx)
         for s in Strategy

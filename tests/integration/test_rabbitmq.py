@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ExtraWorker, extra_worker, sample_bank
+from helpers import ExtraWorker, entry_context, extra_worker, sample_bank
 
 from tempr.client import recall_async
-from tempr.recall.context import RecallContext
 from tempr.recall.models import RecallRequest
 from tempr.recall.pipeline import recall
 
@@ -53,7 +52,7 @@ def test_recall_through_rabbitmq(resources: Any, sample_facts: Path, rabbit_work
     request = RecallRequest(query="Which city did Bob move to?", query_timestamp=datetime(2024, 6, 1, tzinfo=UTC))
     got = recall_async(bank, request, app=rabbit_worker.app).get(timeout=90)
     assert rabbit_worker.app.conf.broker_url.startswith("amqp://")
-    ctx = RecallContext(resources.engine, resources.embedder, resources.settings, ranker=resources.ranker)
+    ctx = entry_context(resources)
     expected = recall(bank, request, ctx)
     assert [(r.id, r.scores) for r in got.results] == [(r.id, r.scores) for r in expected.results]
     assert got.cache == "miss" and got.results

@@ -65,6 +65,13 @@ def test_messages_survive_json_and_skip_the_request_checks_on_arrival() -> None:
         RecallRequest.model_validate(long_query["plan"]["request"])  # at the edge it is refused
 
 
+def test_the_plan_carries_the_bank_version_to_the_reranking_process() -> None:
+    plan = _plan().model_copy(update={"bank_version": 41})
+    call = StrategyCall(strategy=Strategy.SEMANTIC, plan=plan, deadline=1.0, sent_at=0.5)
+    assert StrategyCall.receive(call.send()).plan.bank_version == 41
+    assert _plan().bank_version is None  # a plan made without one: the row cache is not used
+
+
 def test_strategy_report_round_trips_a_result() -> None:
     result = StrategyResult(Strategy.KEYWORD, (Hit("a", 1.5),), "boom", 3.0, {"x": 1})
     assert StrategyReport.receive(StrategyReport.of(result).send()).result() == result
