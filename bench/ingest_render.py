@@ -23,6 +23,11 @@ def _share(rate: float, embed_rate: float) -> str:
     return f"{100 * rate / embed_rate:.0f} %" if embed_rate else "–"
 
 
+def _rates(embedder: dict[str, Any]) -> str:
+    rates = embedder.get("rates") or [embedder.get("before"), embedder.get("after")]
+    return ", ".join(str(r) for r in rates)
+
+
 def render(result: Any) -> str:
     emb = result.embedder.get("texts_per_s", 0.0)
     peer = result.peer.get("facts_per_s", 0.0) if result.peer else 0.0
@@ -36,7 +41,7 @@ def render(result: Any) -> str:
                 report.fmt(rep["elapsed_s"], 1),
                 report.fmt(rate, 0),
                 report.fmt(rep.get("cpu_ms_per_fact"), 1),
-                _share(rate, emb),
+                _share(rate, float(rep.get("embedder_texts_per_s") or emb)),
                 f"{rate / peer:.1f}×" if peer else "–",
             ]
         )
@@ -44,16 +49,18 @@ def render(result: Any) -> str:
         p = result.peer
         rows.append(["Hindsight 1.1 peer (document-transfer import)", f"{p['facts']:,}", report.fmt(p["seconds"], 1)])
         rows[-1] += [report.fmt(p["facts_per_s"], 0), "–", _share(p["facts_per_s"], emb), "1.0×"]
-    rows.append(["embedder alone (same texts, mean of before/after)", f"{result.facts:,}", "–", report.fmt(emb, 0)])
+    rows.append(
+        ["embedder alone (same texts, mean of every measurement)", f"{result.facts:,}", "–", report.fmt(emb, 0)]
+    )
     rows[-1] += ["–", "100 %", f"{emb / peer:.1f}×" if peer else "–"]
     lines = [
         "## Ingest throughput",
         "",
         f"{result.facts:,} facts from {result.source}, imported into fresh banks side by side in one run "
         f"(`tempr bench ingest`). Embedder: `{result.embedder.get('kind')}` "
-        f"({result.embedder.get('before')} texts/s before the tempr runs, {result.embedder.get('after')} after). "
-        "*% of embedder*: ingest rate over the embedder's own rate on the same texts (everything but "
-        "embedding costs the rest). CPU per fact: the ingesting process(es), PostgreSQL's CPU not included. "
+        f"(texts/s, measured before the first tempr run and after each: {_rates(result.embedder)}). "
+        "*% of embedder*: ingest rate over the embedder's own rate on the same texts, the mean of the two "
+        "measurements around that run (everything but embedding costs the rest). CPU per fact: the ingesting process(es), PostgreSQL's CPU not included. "
         "Via workers: chunks of "
         f"{result.cfg.chunk_facts} facts on the `ingest` queue, one prefork worker of 1 or 2 processes, models warm; "
         "the time runs from validation to the publishing commit.",

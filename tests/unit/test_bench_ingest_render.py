@@ -31,3 +31,20 @@ def test_render_ratios_and_stages() -> None:
     assert "| tempr single process, entities extracted | 1,000 | 4.0 | 250 | 3.9 | 89 % | 5.0× |" in text
     assert "Hindsight 1.1 peer" in text and "| 50 |" in text
     assert "3.00 (75 %)" in text and "0.9" in text and "No GPU" in text
+
+
+def test_each_run_is_measured_against_the_embedder_rates_around_it() -> None:
+    result = IngestResult(IngestConfig(), source="synthetic", facts=100)
+    result.embedder = {"kind": "onnx", "rates": [400.0, 300.0, 200.0], "texts_per_s": 300.0}
+    result.runs = {
+        "tempr single process, entities given": {
+            "inserted": 100,
+            "elapsed_s": 0.5,
+            "facts_per_s": 200.0,
+            "cpu_ms_per_fact": 3.0,
+            "embedder_texts_per_s": 250.0,  # the machine slowed down during this run
+        },
+    }
+    text = render(result)
+    assert "| tempr single process, entities given | 100 | 0.5 | 200 | 3.0 | 80 % | – |" in text
+    assert "400.0, 300.0, 200.0" in text
