@@ -64,9 +64,9 @@ class UnitCache:
                 if entry is not None:
                     self._rows.move_to_end((bank_id, version, i))
                     found[i] = entry
-        missing = [i for i in dict.fromkeys(ids) if i not in found]
-        self.hits += len(found)
-        self.misses += len(missing)
+            missing = [i for i in dict.fromkeys(ids) if i not in found]
+            self.hits += len(found)
+            self.misses += len(missing)
         if missing:
             with engine.connect() as conn:
                 fresh = _read(conn, missing)
