@@ -111,13 +111,22 @@ def _with_cosines(
     if not kept:
         return {}
     q = _unit_length(embedding, np.float64)
-    facts = np.clip(np.stack([entries[i].fact for i in kept]).astype(np.float64) @ q, -1.0, 1.0)
+    facts = _cosines([entries[i].fact for i in kept], q)
+    chunked = [(i, c) for i in kept if (c := entries[i].chunk) is not None]
+    chunks = dict(zip((i for i, _ in chunked), _cosines([c for _, c in chunked], q), strict=True))
     out = {}
-    for i, cos in zip(kept, facts.tolist(), strict=True):
+    for i, cos in zip(kept, facts, strict=True):
         e = entries[i]
         unit = {**e.unit, "tags": list(e.unit["tags"]), "metadata": dict(e.unit["metadata"])}
         unit["entities"] = list(e.unit["entities"])
         unit["cosine"] = cos
-        unit["chunk_cosine"] = None if e.chunk is None else float(np.clip(e.chunk.astype(np.float64) @ q, -1.0, 1.0))
+        unit["chunk_cosine"] = chunks.get(i)
         out[i] = unit
     return out
+
+
+def _cosines(vectors: list[np.ndarray], q: np.ndarray) -> list[float]:
+    """One matrix product for all rows (numpy per row costs ~10 us a call: 3 ms at 300 rows)."""
+    if not vectors:
+        return []
+    return np.clip(np.stack(vectors).astype(np.float64) @ q, -1.0, 1.0).tolist()
