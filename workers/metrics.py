@@ -21,6 +21,8 @@ so neither needs a writer.
                                           ones Celery drops by their `expires` count as "expired")
     tempr_task_wait_seconds{queue}        publish -> start of every task (countdowns excluded)
     tempr_task_seconds{queue,task}        run time of every task
+    tempr_unit_cache_rows_total{source}   rows the learned ranker read: cache | postgres
+                                          (tempr.store.unit_cache; TEMPR_RECALL_UNIT_CACHE)
     tempr_task_events_total{queue,task,event}  failure | retry | expired (dropped unrun past its
                                           deadline) | revoked
 """
@@ -92,6 +94,19 @@ TASK_SECONDS = Histogram("tempr_task_seconds", "Task run time per queue and task
 TASK_EVENTS = Counter(
     "tempr_task_events_total", "Task failures, retries and messages dropped as expired", ["queue", "task", "event"]
 )
+UNIT_CACHE_ROWS = Counter(
+    "tempr_unit_cache_rows_total", "Rows the learned ranker read, from the row cache or PostgreSQL", ["source"]
+)
+
+
+def observe_unit_cache(from_cache: int, from_postgres: int) -> None:
+    """``UnitCache``'s observer: one recall's row counts by where they came from."""
+    if from_cache:
+        UNIT_CACHE_ROWS.labels("cache").inc(from_cache)
+    if from_postgres:
+        UNIT_CACHE_ROWS.labels("postgres").inc(from_postgres)
+
+
 WEBHOOKS = Counter("tempr_webhook_deliveries_total", "Webhook delivery attempts by outcome", ["outcome"])
 
 

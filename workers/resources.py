@@ -122,9 +122,10 @@ class Resources:
     def unit_cache(self) -> UnitCache | None:
         """This process's row cache for the learned ranker (None when ``recall_unit_cache`` is 0)."""
         from tempr.store.unit_cache import UnitCache
+        from workers.metrics import observe_unit_cache
 
         size = self.settings.recall_unit_cache
-        return self._get("unit_cache", lambda: UnitCache(size) if size else None)
+        return self._get("unit_cache", lambda: UnitCache(size, observe_unit_cache) if size else None)
 
     def reset_after_fork(self) -> None:
         self._cache.pop("unit_cache", None)  # its lock may have been held at the fork

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,10 +40,12 @@ class _Entry:
 
 class UnitCache:
     """At most ``capacity`` rows, least recently used out first; thread-safe (a thread pool
-    reranks several recalls at once). ``capacity`` 0 keeps nothing: every call reads the rows."""
+    reranks several recalls at once). ``capacity`` 0 keeps nothing: every call reads the rows.
+    ``observe(from_cache, from_postgres)`` is told each call's row counts (the fleet's metrics)."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, observe: Callable[[int, int], None] | None = None) -> None:
         self.capacity = max(0, capacity)
+        self._observe = observe
         self._rows: OrderedDict[tuple[str, int, str], _Entry] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
@@ -67,6 +69,8 @@ class UnitCache:
             missing = [i for i in dict.fromkeys(ids) if i not in found]
             self.hits += len(found)
             self.misses += len(missing)
+        if self._observe is not None:
+            self._observe(len(found), len(missing))
         if missing:
             with engine.connect() as conn:
                 fresh = _read(conn, missing)

@@ -290,6 +290,7 @@ def test_openapi_docs_and_metrics(api: httpx.Client) -> None:
         "tempr_cache_hit_ratio",
         'tempr_stage_seconds_count{stage="total"}',
         'tempr_recalls_total{outcome="succeeded"}',
+        'tempr_unit_cache_rows_total{source="postgres"}',  # the learned ranker's rows, read once
     ):
         assert name in metrics, name
 

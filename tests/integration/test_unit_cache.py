@@ -77,17 +77,18 @@ def bank(resources: Any, bank_id: str) -> str:
 
 
 def test_rows_and_cosines_match_postgres_and_a_second_recall_reads_nothing(resources: Any, bank: str) -> None:
-    cache, ids = UnitCache(100), _ids(resources, bank)
+    seen: list[tuple[int, int]] = []
+    cache, ids = UnitCache(100, lambda hits, misses: seen.append((hits, misses))), _ids(resources, bank)
     version = _version(resources, bank)
     first = cache.units(resources.engine, bank, version, ids, QUERY)
     _assert_same(first, _from_postgres(resources, ids))
-    assert cache.misses == 4 and cache.hits == 0 and len(cache) == 4
+    assert cache.misses == 4 and cache.hits == 0 and len(cache) == 4 and seen == [(0, 4)]
     assert first[ids[0]]["chunk_cosine"] is not None and first[ids[3]]["chunk_cosine"] is None  # f4 has no chunk
 
     first[ids[0]]["tags"].append("changed by a caller")
     other_query = FakeEmbedder().embed(["Who drinks tea?"])[0].tolist()
     second = cache.units(resources.engine, bank, version, ids[::-1], other_query)
-    assert cache.misses == 4 and cache.hits == 4  # every row from the cache
+    assert cache.misses == 4 and cache.hits == 4 and seen[-1] == (4, 0)  # every row from the cache
     assert second[ids[0]]["tags"] == ["work"]
     with resources.engine.connect() as conn:
         stored = recall_repo.fetch_units(conn, ids, with_entities=True, embedding=other_query, with_chunks=True)
