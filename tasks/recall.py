@@ -105,9 +105,8 @@ def start(
         response = RecallResponse.model_validate({**hit, "timings_ms": timings})
         return succeed_job(ends, env, response, cached=True)
 
-    plan = analyse(
-        bank_id, req, recall_context(embedder=True, space=space), version=version
-    )  # the query in the bank's space
+    ctx = recall_context(embedder=True, space=space)  # the query in the bank's space
+    plan = analyse(bank_id, req, ctx, version=version)
     check_deadline(env, "retrieval")
     raise self.replace(build_chord(env, plan, timings))
 
