@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import Connection, CursorResult, TextClause, bindparam, text
 
@@ -37,6 +38,7 @@ __all__ = [
     "Filters",
     "bank_version",
     "bm25_top",
+    "chunk_vectors",
     "entity_unit_ids",
     "fetch_chunks",
     "fetch_units",
@@ -55,6 +57,13 @@ _EVENT_PROBE = 10
 def _with_vector(sql: str) -> TextClause:
     """A statement whose ``:q`` is the query embedding, bound as a pgvector value."""
     return text(sql).bindparams(bindparam("q", type_=Vector(EMBEDDING_DIM)))
+
+
+def _from_send(raw: bytes | None) -> np.ndarray | None:
+    """``vector_send``'s bytes as float32: a 2-byte dimension, 2 unused bytes, big-endian floats."""
+    if raw is None:
+        return None
+    return np.frombuffer(raw, dtype=">f4", offset=4).astype(np.float32)
 
 
 def _vector(embedding: Sequence[float]) -> list[float]:
@@ -228,8 +237,8 @@ def fetch_units(
     semantic strategy only scores the memories it returned). With ``with_chunks``,
     "chunk_text": the text of its source chunk in its bank, None without one; with both,
     "chunk_cosine" too: that vector's cosine to the chunk's own vector (None without one). With
-    ``vectors``, "vector" (and with ``with_chunks`` "chunk_vector", None without one): the stored
-    vectors as numpy arrays, for ``tempr.store.unit_cache``. One statement (one round trip)
+    ``vectors``, "vector": the stored vector as a float32 array, for ``tempr.store.unit_cache``
+    (chunks' vectors: ``chunk_vectors``, once per chunk). One statement (one round trip)
     whatever the options.
     """
     wanted = valid_uuids(ids)
@@ -249,8 +258,8 @@ def fetch_units(
         join += " LEFT JOIN chunks c ON c.bank_id = m.bank_id AND c.id = m.chunk_id"
         if embedding is not None:
             extra.append("1 - (c.embedding <=> CAST(:q AS vector))")
-    if vectors:
-        extra.extend(["m.embedding", "c.embedding"] if with_chunks else ["m.embedding"])
+    if vectors:  # pgvector's binary form: its text form costs ~50 us a vector to parse
+        extra.append("vector_send(m.embedding)")
     sql = f"""{head}
         SELECT m.id::text, m.fact_id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
                m.mentioned_at, m.event_date, m.document_id, m.chunk_id, m.tags, m.metadata, m.proof_count
@@ -277,14 +286,28 @@ def fetch_units(
                 chunk_cosine = next(more)
                 unit["chunk_cosine"] = None if chunk_cosine is None else float(chunk_cosine)
         if vectors:
-            unit["vector"] = next(more)
-            if with_chunks:
-                unit["chunk_vector"] = next(more)
+            unit["vector"] = _from_send(next(more))
         units[unit["id"]] = unit
     if with_chunks:
         for unit in units.values():
             unit["chunk_text"] = chunk_texts.get(unit["chunk_id"]) if unit["chunk_id"] else None
     return units
+
+
+def chunk_vectors(conn: Connection, bank_id: str, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """chunk id -> its vector (float32) for the bank's chunks that have one (by the primary key:
+    selecting ``c.embedding`` in ``fetch_units``' join hashed the whole chunks table, vectors and all)."""
+    ids = list(dict.fromkeys(c for c in chunk_ids if c))
+    if not ids:
+        return {}
+    rows = conn.execute(
+        text(
+            "SELECT id, vector_send(embedding) FROM chunks "
+            "WHERE bank_id = :b AND id = ANY(CAST(:ids AS text[])) AND embedding IS NOT NULL"
+        ),
+        {"b": bank_id, "ids": ids},
+    )
+    return {r[0]: _from_send(r[1]) for r in rows}  # type: ignore[misc]
 
 
 def fetch_chunks(conn: Connection, bank_id: str, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:

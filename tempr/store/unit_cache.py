@@ -7,14 +7,16 @@ at 300 candidates, although a bank's popular memories are asked for again and ag
 Why it is safe: a memory row never changes after its insert, and every write to a bank (an
 ingest, an import, a publish) moves ``banks.version`` to a new value of a global sequence, so
 a key of (bank, version, memory) can never name stale data: a write makes every key of the
-bank unreachable (the LRU drops them in time). The one field written later is a chunk's
-vector (``ingest_repo.set_chunk_vectors``, after the chunk's memories): a row whose chunk has
-text but no vector yet is not kept, so the next recall reads it again.
+bank unreachable (the LRU drops them in time). Chunk vectors are kept apart, once per chunk,
+under the same kind of key: the one field written after its memories is a chunk's vector
+(``ingest_repo.set_chunk_vectors``, without a new version), so a chunk without one is not kept
+and is asked for again by the next recall that needs it.
 
 The cosines are computed here, in float64 from unit-length float32 copies of the stored
 vectors, clamped to [-1, 1] as pgvector does: ``fetch_units(embedding=...)``'s values to ~1e-6.
-A row costs about 4 KB (two 384-d vectors, its fields and chunk text), so the default 10,000
-rows hold ~40 MB per reranking process.
+A row costs about 3-4 KB (its vector, its fields and chunk text) and a chunk vector 1.5 KB, so
+the default 10,000 of each hold ~50 MB at most per reranking process. Vectors cross the wire in
+pgvector's binary form (``vector_send``): its text form costs ~50 us a vector to parse.
 """
 
 from __future__ import annotations
@@ -22,31 +24,35 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from sqlalchemy import Connection, Engine
 
 from tempr.store import recall_repo
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class _Entry:
     unit: dict[str, Any]  # fetch_units' row without the cosines
     fact: np.ndarray  # the memory's vector, unit length (float32: half the memory, ~1e-7 off)
-    chunk: np.ndarray | None  # its chunk's vector, likewise (None: no chunk or no vector)
 
 
 class UnitCache:
-    """At most ``capacity`` rows, least recently used out first; thread-safe (a thread pool
-    reranks several recalls at once). ``capacity`` 0 keeps nothing: every call reads the rows.
-    ``observe(from_cache, from_postgres)`` is told each call's row counts (the fleet's metrics)."""
+    """At most ``capacity`` rows and as many chunk vectors, least recently used out first;
+    thread-safe (a thread pool reranks several recalls at once). ``capacity`` 0 keeps nothing:
+    every call reads the rows. ``observe(from_cache, from_postgres)`` is told each call's row
+    counts (the fleet's metrics)."""
 
     def __init__(self, capacity: int, observe: Callable[[int, int], None] | None = None) -> None:
         self.capacity = max(0, capacity)
         self._observe = observe
         self._rows: OrderedDict[tuple[str, int, str], _Entry] = OrderedDict()
+        self._chunks: OrderedDict[tuple[str, int, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
@@ -57,74 +63,102 @@ class UnitCache:
         self, engine: Engine, bank_id: str, version: int, ids: Sequence[str], embedding: Sequence[float]
     ) -> dict[str, dict[str, Any]]:
         """``fetch_units(conn, ids, with_entities=True, embedding=embedding, with_chunks=True)``,
-        reading from PostgreSQL only the rows not kept from an earlier call (no connection at
-        all when every row is kept: a pool checkout costs a ping)."""
-        found: dict[str, _Entry] = {}
+        reading from PostgreSQL only the rows and chunk vectors not kept from an earlier call (no
+        connection at all when every one is kept: a pool checkout costs a ping)."""
+        wanted = list(dict.fromkeys(ids))
+        rows = self._lookup(self._rows, bank_id, version, wanted)
+        missing = [i for i in wanted if i not in rows]
         with self._lock:
-            for i in ids:
-                entry = self._rows.get((bank_id, version, i))
-                if entry is not None:
-                    self._rows.move_to_end((bank_id, version, i))
-                    found[i] = entry
-            missing = [i for i in dict.fromkeys(ids) if i not in found]
-            self.hits += len(found)
+            self.hits += len(rows)
             self.misses += len(missing)
         if self._observe is not None:
-            self._observe(len(found), len(missing))
-        if missing:
-            with engine.connect() as conn:
+            self._observe(len(rows), len(missing))
+        chunks: dict[str, np.ndarray] = {}
+        with ExitStack() as stack:
+            if missing:
+                conn = stack.enter_context(engine.connect())
                 fresh = _read(conn, missing)
-            found.update(fresh)
-            self._keep(bank_id, version, fresh)
-        return _with_cosines(found, ids, embedding)
+                rows.update(fresh)
+                self._keep(self._rows, bank_id, version, fresh)
+            named = [cid for e in rows.values() if (cid := _chunk_of(e)) is not None]
+            chunks = self._lookup(self._chunks, bank_id, version, named)
+            unknown = [cid for cid in dict.fromkeys(named) if cid not in chunks]
+            if unknown:  # new chunks, or chunks whose vector was still to come: asked each time
+                if not missing:
+                    conn = stack.enter_context(engine.connect())
+                got = recall_repo.chunk_vectors(conn, bank_id, unknown)
+                if got:
+                    read = dict(zip(got, _unit_rows(list(got.values())), strict=True))
+                    chunks.update(read)
+                    self._keep(self._chunks, bank_id, version, read)
+        return _with_cosines(rows, chunks, wanted, embedding)
 
-    def _keep(self, bank_id: str, version: int, fresh: dict[str, _Entry]) -> None:
+    def _lookup(
+        self, lru: OrderedDict[tuple[str, int, str], T], bank_id: str, version: int, keys: list[str]
+    ) -> dict[str, T]:
+        found: dict[str, T] = {}
+        with self._lock:
+            for k in keys:
+                value = lru.get((bank_id, version, k))
+                if value is not None:
+                    lru.move_to_end((bank_id, version, k))
+                    found[k] = value
+        return found
+
+    def _keep(self, lru: OrderedDict[tuple[str, int, str], T], bank_id: str, version: int, fresh: dict[str, T]) -> None:
         if not self.capacity:
             return
         with self._lock:
-            for i, entry in fresh.items():
-                if entry.unit["chunk_text"] is not None and entry.chunk is None:
-                    continue  # its chunk's vector is still to come: read it again next time
-                self._rows[(bank_id, version, i)] = entry
-            while len(self._rows) > self.capacity:
-                self._rows.popitem(last=False)
+            for k, value in fresh.items():
+                lru[(bank_id, version, k)] = value
+            while len(lru) > self.capacity:
+                lru.popitem(last=False)
+
+
+def _chunk_of(entry: _Entry) -> str | None:
+    """The entry's chunk id if the bank holds that chunk (fetch_units found its text)."""
+    unit = entry.unit
+    return unit["chunk_id"] if unit["chunk_text"] is not None else None
 
 
 def _read(conn: Connection, ids: Sequence[str]) -> dict[str, _Entry]:
     rows = recall_repo.fetch_units(conn, ids, with_entities=True, with_chunks=True, vectors=True)
-    out = {}
-    for i, unit in rows.items():
-        fact, chunk = unit.pop("vector"), unit.pop("chunk_vector")
-        out[i] = _Entry(unit, _unit_length(fact), None if chunk is None else _unit_length(chunk))
-    return out
+    if not rows:
+        return {}
+    facts = _unit_rows([u.pop("vector") for u in rows.values()])
+    return {i: _Entry(u, facts[j]) for j, (i, u) in enumerate(rows.items())}
 
 
-def _unit_length(vector: Any, dtype: Any = np.float32) -> np.ndarray:
-    if hasattr(vector, "to_numpy"):  # pgvector's Vector (the binary protocol's value)
-        vector = vector.to_numpy()
+def _unit_rows(vectors: list[Any]) -> np.ndarray:
+    """The vectors as rows of unit length, float32, normalised in one pass (zero rows kept)."""
+    m = np.stack(vectors).astype(np.float64)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    return (m / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def _unit_length(vector: Any) -> np.ndarray:
     v = np.asarray(vector, dtype=np.float64)
     norm = float(np.linalg.norm(v))
-    return (v / norm if norm else v).astype(dtype)
+    return v / norm if norm else v
 
 
 def _with_cosines(
-    entries: dict[str, _Entry], ids: Sequence[str], embedding: Sequence[float]
+    rows: dict[str, _Entry], chunks: dict[str, np.ndarray], ids: list[str], embedding: Sequence[float]
 ) -> dict[str, dict[str, Any]]:
     """Each row as fetch_units returns it (a copy: callers may change theirs), with both cosines."""
-    kept = [i for i in dict.fromkeys(ids) if i in entries]
+    kept = [i for i in ids if i in rows]
     if not kept:
         return {}
-    q = _unit_length(embedding, np.float64)
-    facts = _cosines([entries[i].fact for i in kept], q)
-    chunked = [(i, c) for i in kept if (c := entries[i].chunk) is not None]
-    chunks = dict(zip((i for i, _ in chunked), _cosines([c for _, c in chunked], q), strict=True))
+    q = _unit_length(embedding)
+    facts = _cosines([rows[i].fact for i in kept], q)
+    chunk_ids = list(chunks)
+    by_chunk = dict(zip(chunk_ids, _cosines([chunks[c] for c in chunk_ids], q), strict=True))
     out = {}
     for i, cos in zip(kept, facts, strict=True):
-        e = entries[i]
-        unit = {**e.unit, "tags": list(e.unit["tags"]), "metadata": dict(e.unit["metadata"])}
-        unit["entities"] = list(e.unit["entities"])
+        e = rows[i].unit
+        unit = {**e, "tags": list(e["tags"]), "metadata": dict(e["metadata"]), "entities": list(e["entities"])}
         unit["cosine"] = cos
-        unit["chunk_cosine"] = chunks.get(i)
+        unit["chunk_cosine"] = by_chunk.get(e["chunk_id"]) if e["chunk_text"] is not None else None
         out[i] = unit
     return out
 
