@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
@@ -12,7 +13,9 @@ from config.settings import Settings
 from tempr.providers.embedder import Embedder
 from tempr.providers.reranker import CandidateRanker, Reranker
 from tempr.recall.seeds import SeedBoard
-from tempr.store.unit_cache import UnitCache
+
+if TYPE_CHECKING:
+    from tempr.store.unit_cache import UnitCache  # numpy: only where a ranker runs
 
 
 @dataclass

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import Connection, CursorResult, TextClause, bindparam, text
 
@@ -33,6 +32,9 @@ from tempr.store.recall_filters import (
 )
 from tempr.store.recall_graph import graph_search
 from tempr.store.schema import EMBEDDING_DIM
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "Filters",
@@ -61,6 +63,8 @@ def _with_vector(sql: str) -> TextClause:
 
 def _from_send(raw: bytes | None) -> np.ndarray | None:
     """``vector_send``'s bytes as float32: a 2-byte dimension, 2 unused bytes, big-endian floats."""
+    import numpy as np  # here: the CLI's fleet path imports this module and no numpy
+
     if raw is None:
         return None
     return np.frombuffer(raw, dtype=">f4", offset=4).astype(np.float32)
