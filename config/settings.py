@@ -156,9 +156,9 @@ class Settings(BaseSettings):
 
     # --- execution ---------------------------------------------------------
     recall_unit_cache: int = Field(10_000, ge=0)
-    """Rows (a memory's fields, entities, chunk text and vectors) the reranking process keeps
-    between recalls, keyed by bank version so a write never serves stale rows
-    (tempr.store.unit_cache); 0: read them from PostgreSQL on every recall."""
+    """Rows (a memory's fields, entities, chunk text and vector), and as many chunk vectors, the
+    reranking process keeps between recalls, keyed by bank version so a write never serves stale
+    rows (tempr.store.unit_cache); 0: read them from PostgreSQL on every recall."""
     recall_timeout_s: float = 30.0
     """Default per-request deadline; a request's `timeout_s` overrides it."""
     recall_deadline_grace_s: float = 2.0

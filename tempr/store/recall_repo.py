@@ -61,12 +61,10 @@ def _with_vector(sql: str) -> TextClause:
     return text(sql).bindparams(bindparam("q", type_=Vector(EMBEDDING_DIM)))
 
 
-def _from_send(raw: bytes | None) -> np.ndarray | None:
+def _from_send(raw: bytes) -> np.ndarray:
     """``vector_send``'s bytes as float32: a 2-byte dimension, 2 unused bytes, big-endian floats."""
     import numpy as np  # here: the CLI's fleet path imports this module and no numpy
 
-    if raw is None:
-        return None
     return np.frombuffer(raw, dtype=">f4", offset=4).astype(np.float32)
 
 
@@ -311,7 +309,7 @@ def chunk_vectors(conn: Connection, bank_id: str, chunk_ids: Sequence[str]) -> d
         ),
         {"b": bank_id, "ids": ids},
     )
-    return {r[0]: _from_send(r[1]) for r in rows}  # type: ignore[misc]
+    return {r[0]: _from_send(r[1]) for r in rows}
 
 
 def fetch_chunks(conn: Connection, bank_id: str, chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
