@@ -112,16 +112,30 @@ def unembedded_chunks(
 
 
 def set_chunk_vectors(conn: Connection, bank_id: str, vectors: Sequence[tuple[str, Any]]) -> int:
-    """Store vectors for chunks that still lack one (a concurrent ingest may have written it first)."""
+    """Store vectors for chunks that still lack one (another part may have written it first).
+
+    The bank moves to a new version first when any of them still lacks one: recall reads chunk
+    vectors, so a cached answer (Redis) or row (``unit_cache``) from before is not served after.
+    The bank's row is locked before the chunks', in the order an ingest takes them (``lock_bank``),
+    so the two never deadlock; a write in progress on the bank makes this wait for it.
+    """
     if not vectors:
         return 0
+    ids = [i for i, _ in vectors]
+    conn.execute(
+        text("""
+        UPDATE banks SET version = nextval('bank_version_seq') WHERE id = :b
+        AND EXISTS (SELECT 1 FROM chunks WHERE bank_id = :b AND id = ANY(CAST(:ids AS text[])) AND embedding IS NULL)
+        """),
+        {"b": bank_id, "ids": ids},
+    )
     result = conn.execute(
         text("""
         UPDATE chunks c SET embedding = CAST(v.vec AS vector)
         FROM unnest(CAST(:ids AS text[]), CAST(:vecs AS text[])) AS v(id, vec)
         WHERE c.bank_id = :b AND c.id = v.id AND c.embedding IS NULL
         """),
-        {"b": bank_id, "ids": [i for i, _ in vectors], "vecs": [_vector_text(v) for _, v in vectors]},
+        {"b": bank_id, "ids": ids, "vecs": [_vector_text(v) for _, v in vectors]},
     )
     return result.rowcount or 0
 

@@ -8,9 +8,9 @@ Why it is safe: a memory row never changes after its insert, and every write to 
 ingest, an import, a publish) moves ``banks.version`` to a new value of a global sequence, so
 a key of (bank, version, memory) can never name stale data: a write makes every key of the
 bank unreachable (the LRU drops them in time). Chunk vectors are kept apart, once per chunk,
-under the same kind of key: the one field written after its memories is a chunk's vector
-(``ingest_repo.set_chunk_vectors``, without a new version), so a chunk without one is not kept
-and is asked for again by the next recall that needs it.
+under the same kind of key: the one field written after its memories is a chunk's vector, and
+``ingest_repo.set_chunk_vectors`` moves the version too, so "this chunk has no vector" is kept
+as well (with ``TEMPR_CHUNK_VECTORS=false`` no chunk ever has one).
 
 The cosines are computed here, in float64 from unit-length float32 copies of the stored
 vectors, clamped to [-1, 1] as pgvector does: ``fetch_units(embedding=...)``'s values to ~1e-6.
@@ -83,15 +83,15 @@ class UnitCache:
             named = [cid for e in rows.values() if (cid := _chunk_of(e)) is not None]
             chunks = self._lookup(self._chunks, bank_id, version, named)
             unknown = [cid for cid in dict.fromkeys(named) if cid not in chunks]
-            if unknown:  # new chunks, or chunks whose vector was still to come: asked each time
+            if unknown:
                 if not missing:
                     conn = stack.enter_context(engine.connect())
                 got = recall_repo.chunk_vectors(conn, bank_id, unknown)
-                if got:
-                    read = dict(zip(got, _unit_rows(list(got.values())), strict=True))
-                    chunks.update(read)
-                    self._keep(self._chunks, bank_id, version, read)
-        return _with_cosines(rows, chunks, wanted, embedding)
+                read = dict(zip(got, _unit_rows(list(got.values())), strict=True)) if got else {}
+                read.update({cid: _NO_VECTOR for cid in unknown if cid not in read})
+                chunks.update(read)
+                self._keep(self._chunks, bank_id, version, read)
+        return _with_cosines(rows, {c: v for c, v in chunks.items() if v is not _NO_VECTOR}, wanted, embedding)
 
     def _lookup(
         self, lru: OrderedDict[tuple[str, int, str], T], bank_id: str, version: int, keys: list[str]
@@ -113,6 +113,10 @@ class UnitCache:
                 lru[(bank_id, version, k)] = value
             while len(lru) > self.capacity:
                 lru.popitem(last=False)
+
+
+_NO_VECTOR = np.empty(0, dtype=np.float32)
+"""Kept for a chunk stored without a vector: a vector written later moves the bank's version."""
 
 
 def _chunk_of(entry: _Entry) -> str | None:

@@ -18,6 +18,7 @@ import pytest
 from helpers import entry_context, extra_worker, redis_db_url, sample_bank
 
 from tempr.client import recall_async
+from tempr.ingest.backfill import embed_missing_chunks
 from tempr.ingest.facts import parse_array
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
 from tempr.recall.models import RecallRequest, RecallResponse
@@ -171,19 +172,20 @@ def test_cache_miss_hit_bank_write_and_redis_down(
         # a different request is a different key
         assert recall_async(bank_id, app=w.app, query="Where does Alice work?", budget="low").get(60).cache == "miss"
 
-        ingest_facts(
-            bank_id,
-            parse_array([{"id": "3", "text": "Alice now works at OpenAI.", "entities": ["Alice", "OpenAI"]}]),
-            deps,
-        )
+        now = {"id": "3", "text": "Alice now works at OpenAI.", "entities": ["Alice", "OpenAI"]}
+        ingest_facts(bank_id, parse_array([{**now, "chunk": {"id": "t3", "text": "Alice: I'm at OpenAI now."}}]), deps)
         third = recall_async(bank_id, app=w.app, **ask).get(60)
         assert third.cache == "miss", "a write to the bank must bypass every cached answer"
         assert any("OpenAI" in r.text for r in third.results)
+        assert recall_async(bank_id, app=w.app, **ask).get(60).cache == "hit"
+        assert embed_missing_chunks(deps, bank_id) == {bank_id: 1}  # the ranker reads chunk vectors
+        fourth = recall_async(bank_id, app=w.app, **ask).get(60)
+        assert fourth.cache == "miss", "chunk vectors bypass it too"
 
         server.down()
         started = time.perf_counter()
         down1 = recall_async(bank_id, app=w.app, **ask).get(60)
         down2 = recall_async(bank_id, app=w.app, **ask).get(60)
         assert (down1.cache, down2.cache) == ("miss", "miss")
-        assert comparable(down1) == comparable(third)
+        assert comparable(down1) == comparable(fourth)
         assert time.perf_counter() - started < 30

@@ -107,19 +107,23 @@ def test_a_write_to_the_bank_makes_its_rows_unreachable(resources: Any, bank: st
     _assert_same(rows, _from_postgres(resources, ids))
 
 
-def test_a_chunk_vector_still_to_come_is_asked_for_again(resources: Any, bank_id: str) -> None:
+def test_chunk_vectors_landing_move_the_version_and_a_missing_one_is_remembered(resources: Any, bank_id: str) -> None:
     ingest_facts(bank_id, parse_array(FACTS), _deps(resources))  # chunks without vectors for now
     cache, ids = UnitCache(100), _ids(resources, bank_id)
     version = _version(resources, bank_id)
     before = cache.units(resources.engine, bank_id, version, ids, QUERY)
     assert {before[i]["chunk_cosine"] for i in ids} == {None}
-    assert len(cache) == 4 and not cache._chunks  # the rows are kept, the missing chunk vectors not
+    assert len(cache) == 4 and len(cache._chunks) == 2  # both chunks kept as "no vector"
+    again = cache.units(resources.engine, bank_id, version, ids, QUERY)
+    assert cache.misses == 4 and {again[i]["chunk_cosine"] for i in ids} == {None}  # nothing asked again
     embed_missing_chunks(_deps(resources), bank_id)
-    assert _version(resources, bank_id) == version  # the chunk vectors do not move the version
-    after = cache.units(resources.engine, bank_id, version, ids, QUERY)
+    newer = _version(resources, bank_id)
+    assert newer != version  # recall reads chunk vectors: answers from before are not served
+    after = cache.units(resources.engine, bank_id, newer, ids, QUERY)
     _assert_same(after, _from_postgres(resources, ids))
     assert after[ids[0]]["chunk_cosine"] is not None
-    assert cache.misses == 4 and len(cache._chunks) == 2  # rows from the cache, both chunk vectors asked for
+    embed_missing_chunks(_deps(resources), bank_id)  # nothing left to embed: the version stays
+    assert _version(resources, bank_id) == newer
 
 
 def test_the_cache_holds_at_most_its_capacity_least_recently_used_out(resources: Any, bank: str) -> None:
