@@ -23,8 +23,8 @@ from bench.progress import bar, log
 from tempr.core.rank_features import RankCandidate, RankQuery
 from tempr.providers.embedder.spaces import space_of
 
-SAMPLES_VERSION = 2
-"""2: chunks carry vectors (``cos_chunk`` is the chunk's own cosine)."""
+SAMPLES_VERSION = 3
+"""2: chunks carry vectors (``cos_chunk`` is the chunk's own cosine); 3: the focus query's cosines."""
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
 
 

@@ -9,7 +9,7 @@ own training data) and write the model trained on all of them to ``tempr/data/ra
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +69,34 @@ def matrix(samples: Sequence[Sample], features: Sequence[str]) -> Matrix:
     return out
 
 
+def as_unnamed(sample: Sample) -> Sample:
+    """The question as if it named nobody: no focus cosines, so the focus features are the plain ones."""
+    plain = [replace(c, cos_focus=None, cos_focus_chunk=None) for c in sample.candidates]
+    return replace(sample, candidates=plain)
+
+
+def with_unnamed_copies(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples, plus each question that names someone once more as if it named nobody.
+
+    Nearly every LoCoMo question names a speaker, so without the copies the model never sees a
+    query that is its own focus (``focus_both == both``), which is what most users' queries are
+    ("where does she work?"), and a query whose only topic is a date. Trained on both, it ranks
+    those as the model before the focus features did (the time-window test of
+    ``tests/integration/test_recall_default.py``) for 0.1-0.4 points of the focus' gain on LoCoMo
+    (BENCHMARKS.md)."""
+    named = [as_unnamed(s) for s in samples if any(c.cos_focus is not None for c in s.candidates)]
+    return [*samples, *named]
+
+
 def fit(
     samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, rounds: int = ROUNDS, seed: int | None = None
 ) -> Any:
-    """``seed`` replaces ``PARAMS``' (bagging and feature sampling): another draw of the same model."""
+    """``seed`` replaces ``PARAMS``' (bagging and feature sampling): another draw of the same model.
+    Trained on ``with_unnamed_copies(samples)``."""
     import lightgbm
     import numpy as np
 
-    m = matrix(samples, features)
+    m = matrix(with_unnamed_copies(samples), features)
     data = lightgbm.Dataset(
         np.asarray(m.rows, dtype=np.float64), label=m.labels, group=m.groups, feature_name=list(features)
     )

@@ -128,10 +128,12 @@ def build_chord(
     settled = {s: r for s in ALL_STRATEGIES if (r := settled_result(s, plan)) is not None}
     soft = max(0.05, min(settings.strategy_timeout_s, env.deadline - now))
     expires = dt.datetime.fromtimestamp(env.deadline, tz=dt.UTC)
+    # Only the learned ranker reads the focus vector: the four strategy messages go without it.
+    strategy_plan = plan if plan.focus is None else plan.model_copy(update={"focus": None})
     header = group(
         sender.signature(
             "tempr.retrieve.strategy",
-            args=(StrategyCall(strategy=s.value, plan=plan, deadline=env.deadline, sent_at=now).send(),),
+            args=(StrategyCall(strategy=s.value, plan=strategy_plan, deadline=env.deadline, sent_at=now).send(),),
             expires=expires,
             soft_time_limit=soft,
             time_limit=soft + 5,
@@ -144,7 +146,7 @@ def build_chord(
     )
     # The strategies need the embedding, and so does the learned ranker (cosine of every candidate);
     # the seed profile's steps after the strategies do not, so its payloads drop it.
-    body_plan = plan if settings.recall_profile != "seed" else plan.model_copy(update={"embedding": []})
+    body_plan = plan if settings.recall_profile != "seed" else plan.model_copy(update={"embedding": [], "focus": None})
     reports = [StrategyReport.of(r, finished_at=now) for r in settled.values()]
     state = FuseState(env=env, plan=body_plan, timings=timings, sent_at=now, settled=reports)
     return chord(header, sender.signature("tempr.fuse.collect", args=(state.send(),)), app=sender)

@@ -13,6 +13,8 @@ each stage already knows about it, plus a few cheap signals the strategies do no
   query's time window, recency, proof count, fact type, length;
 * multi-hop support: how many of the most similar candidates share the memory's source
   document (session) or one of its entities;
+* the same similarity to the query with its names masked (``tempr.core.query_focus``): the
+  topic, whoever it names;
 * the cross-encoder's raw score when one is configured (NaN otherwise: the model treats
   it as missing).
 
@@ -98,6 +100,9 @@ SESSION_FEATURES: tuple[str, ...] = (
 sit in one session, so a memory in a session that answers well is likelier to be evidence than
 its own similarity says (LoCoMo, cross-validated: R@10 +1, BENCHMARKS.md). A candidate without a
 document is a session of its own."""
+FOCUS_FEATURES: tuple[str, ...] = ("focus_both", "focus_both_gap")
+"""``both`` again, from the query with its names masked (``tempr.core.query_focus``): how well the
+memory matches the question's topic, whoever it names. A query that names nobody is its own focus."""
 
 FEATURE_NAMES: tuple[str, ...] = (
     *(f"rr_{s}" for s in STRATEGIES),
@@ -128,6 +133,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "session_support",
     "entity_support",
     *SESSION_FEATURES,
+    *FOCUS_FEATURES,
     "ce",
 )
 
@@ -163,6 +169,10 @@ class RankCandidate:
     fact_type: str = "world"
     document: str | None = None
     ce: float | None = None
+    cos_focus: float | None = None
+    """Cosine of the focus query (``tempr.core.query_focus``) to the memory; None: the query is its own focus."""
+    cos_focus_chunk: float | None = None
+    """The focus query's cosine to the source chunk's vector; None: no chunk vector (or no focus)."""
 
 
 def pool_idf(docs: Sequence[set[str]], terms: Sequence[str]) -> dict[str, float]:
@@ -203,6 +213,20 @@ def _support(candidates: Sequence[RankCandidate], top: Sequence[int]) -> tuple[l
         shared = [ents.get(e.lower(), 0) - own for e in set(c.entities)] if c.entities else ()
         entity.append(float(max(shared, default=0.0)))
     return session, entity
+
+
+def _focus_columns(candidates: Sequence[RankCandidate], cos_chunk: Sequence[float]) -> list[tuple[float, float]]:
+    """``FOCUS_FEATURES`` per candidate: the chunk falls back to the fact, and a candidate without a
+    focus cosine (a query that names nobody) to the plain cosines, as ``both`` does."""
+    both = []
+    for c, chunk in zip(candidates, cos_chunk, strict=True):
+        if c.cos_focus is None:
+            both.append(c.cos_fact + CHUNK_WEIGHT * chunk)
+        else:
+            focus_chunk = c.cos_focus_chunk if c.cos_focus_chunk is not None else c.cos_focus
+            both.append(c.cos_focus + CHUNK_WEIGHT * focus_chunk)
+    top = max(both)
+    return [(b, b - top) for b in both]
 
 
 def _session_columns(
@@ -279,6 +303,7 @@ def feature_array(query: RankQuery, candidates: Sequence[RankCandidate]) -> np.n
         cos_rr[i] = 1.0 / r
     session, entity = _support(candidates, order[:SUPPORT_TOP])
     by_session = _session_columns(candidates, cos_fact, cos_chunk)
+    focus = _focus_columns(candidates, cos_chunk)
 
     pool = LexicalPool(query.text)
     facts = [pool.scan_counting(c.text) for c in candidates]
@@ -339,6 +364,7 @@ def feature_array(query: RankQuery, candidates: Sequence[RankCandidate]) -> np.n
                 session[i],
                 entity[i],
                 *by_session[i],
+                *focus[i],
                 float(c.ce) if c.ce is not None else math.nan,
             ]
         )

@@ -19,6 +19,7 @@ from config.errors import ServiceError, ValidationError
 from config.settings import Settings
 from tempr.bank_ids import check_bank_id
 from tempr.core import multi_hop_depth, parse_strategy_boosts, recall_budget
+from tempr.core.query_focus import focus_text
 from tempr.core.timeutil import ms_since
 from tempr.core.types import TimeWindow
 from tempr.inputs import RANGE_TEXT
@@ -62,6 +63,9 @@ class QueryPlan(BaseModel):
     process's row cache (``tempr.store.unit_cache``). None: that cache is not used."""
     request: RecallRequest
     embedding: PackedVector
+    focus: PackedVector | None = None
+    """The query with its names masked (``tempr.core.query_focus``), embedded for the learned
+    ranker's focus features; None when the query names nobody (it is its own focus)."""
     budget: int
     depth: int
     now: datetime
@@ -104,18 +108,21 @@ def analyse(bank_id: str, request: RecallRequest, ctx: RecallContext, *, version
     now = request.query_timestamp or datetime.now(UTC)
     boosts = parse_strategy_boosts(ctx.settings.recall_strategy_boosts)  # checked when the settings loaded
     temporal = _temporal_analysis(request, now, ctx)
-    texts = [request.query] + [a.event for a in temporal.anchors]
+    focus = focus_text(request.query)
+    anchors = [a.event for a in temporal.anchors]
+    texts = [request.query, *anchors] + ([focus] if focus is not None else [])
     t_embed = time.perf_counter()
     if ctx.embedder is None:
         raise ServiceError("query analysis needs an embedder; this recall context has none")
     vectors = ctx.embedder.embed(texts)
     embed_ms = (time.perf_counter() - t_embed) * 1000
-    windows, trace = _resolve_windows(bank_id, request, temporal, vectors[1:], now, ctx)
+    windows, trace = _resolve_windows(bank_id, request, temporal, vectors[1 : 1 + len(anchors)], now, ctx)
     plan = QueryPlan(
         bank_id=bank_id,
         bank_version=version,
         request=request,
         embedding=[float(x) for x in vectors[0]],
+        focus=[float(x) for x in vectors[-1]] if focus is not None else None,
         budget=budget_for(request, ctx.settings),
         depth=multi_hop_depth(request.budget),
         now=now,

@@ -27,10 +27,12 @@ def gather(
     """The ranker's inputs for the candidates still in the bank, and their unit rows."""
     ids = [c.id for c in candidates]
     if ctx.unit_cache is not None and plan.bank_version is not None:
-        units = ctx.unit_cache.units(ctx.engine, plan.bank_id, plan.bank_version, ids, plan.embedding)
+        units = ctx.unit_cache.units(ctx.engine, plan.bank_id, plan.bank_version, ids, plan.embedding, plan.focus)
     else:
-        with ctx.engine.connect() as conn:  # one round trip: fields, entities, both cosines and chunk text
-            units = recall_repo.fetch_units(conn, ids, with_entities=True, embedding=plan.embedding, with_chunks=True)
+        with ctx.engine.connect() as conn:  # one round trip: fields, entities, the cosines and chunk text
+            units = recall_repo.fetch_units(
+                conn, ids, with_entities=True, embedding=plan.embedding, with_chunks=True, focus=plan.focus
+            )
     query = RankQuery(text=plan.request.query, now=plan.now, windows=tuple(plan.windows))
     out = []
     for c in candidates:
@@ -53,6 +55,8 @@ def gather(
                 fact_type=unit["type"],
                 document=unit.get("document_id"),
                 ce=None if ce is None else ce.get(c.id),
+                cos_focus=unit.get("focus_cosine"),
+                cos_focus_chunk=unit.get("focus_chunk_cosine"),
             )
         )
     return query, out, units

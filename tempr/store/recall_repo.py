@@ -56,9 +56,15 @@ __all__ = [
 _EVENT_PROBE = 10
 
 
-def _with_vector(sql: str) -> TextClause:
-    """A statement whose ``:q`` is the query embedding, bound as a pgvector value."""
-    return text(sql).bindparams(bindparam("q", type_=Vector(EMBEDDING_DIM)))
+def _with_vector(sql: str, *, focus: bool = False) -> TextClause:
+    """A statement whose ``:q`` is the query embedding (and ``:f`` the focus query's, with
+    ``focus``), bound as pgvector values."""
+    names = ("q", "f") if focus else ("q",)
+    return text(sql).bindparams(*(bindparam(n, type_=Vector(EMBEDDING_DIM)) for n in names))
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _from_send(raw: bytes) -> np.ndarray:
@@ -230,6 +236,7 @@ def fetch_units(
     embedding: Sequence[float] | None = None,
     with_chunks: bool = False,
     vectors: bool = False,
+    focus: Sequence[float] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """id -> the memory's fields (``type`` is fact_type; dates are aware datetimes or None).
 
@@ -240,8 +247,9 @@ def fetch_units(
     "chunk_text": the text of its source chunk in its bank, None without one; with both,
     "chunk_cosine" too: that vector's cosine to the chunk's own vector (None without one). With
     ``vectors``, "vector": the stored vector as a float32 array, for ``tempr.store.unit_cache``
-    (chunks' vectors: ``chunk_vectors``, once per chunk). One statement (one round trip)
-    whatever the options.
+    (chunks' vectors: ``chunk_vectors``, once per chunk). With ``embedding`` and ``focus`` (the
+    name-masked query's vector, ``tempr.core.query_focus``), "focus_cosine" too, and with chunks
+    "focus_chunk_cosine". One statement (one round trip) whatever the options.
     """
     wanted = valid_uuids(ids)
     if not wanted:
@@ -252,14 +260,20 @@ def fetch_units(
     if with_entities:
         head, join = _ENTITY_NAMES, " LEFT JOIN names n ON n.unit_id = m.id"
         extra.append("n.names")
+    focus = focus if embedding is not None else None
     if embedding is not None:
         extra.append("1 - (m.embedding <=> CAST(:q AS vector))")
         params["q"] = _vector(embedding)
+    if focus is not None:
+        extra.append("1 - (m.embedding <=> CAST(:f AS vector))")
+        params["f"] = _vector(focus)
     if with_chunks:
         extra.append(_FIRST_CHUNK_TEXT)
         join += " LEFT JOIN chunks c ON c.bank_id = m.bank_id AND c.id = m.chunk_id"
         if embedding is not None:
             extra.append("1 - (c.embedding <=> CAST(:q AS vector))")
+        if focus is not None:
+            extra.append("1 - (c.embedding <=> CAST(:f AS vector))")
     if vectors:  # pgvector's binary form: its text form costs ~50 us a vector to parse
         extra.append("vector_send(m.embedding)")
     sql = f"""{head}
@@ -267,7 +281,8 @@ def fetch_units(
                m.mentioned_at, m.event_date, m.document_id, m.chunk_id, m.tags, m.metadata, m.proof_count
                {"".join(f", {e}" for e in extra)}
         FROM memory_units m{join} WHERE m.id = ANY(CAST(:ids AS uuid[]))"""
-    rows = conn.execute(_with_vector(sql) if embedding is not None else text(sql), params).all()
+    statement = _with_vector(sql, focus=focus is not None) if embedding is not None else text(sql)
+    rows = conn.execute(statement, params).all()
     width = len(_UNIT_COLUMNS)
     units: dict[str, dict[str, Any]] = {}
     chunk_texts: dict[str, str] = {}
@@ -280,13 +295,16 @@ def fetch_units(
             unit["entities"] = list(next(more) or [])
         if embedding is not None:
             unit["cosine"] = float(next(more))
+        if focus is not None:
+            unit["focus_cosine"] = float(next(more))
         if with_chunks:
             chunk_text = next(more)
             if chunk_text is not None:
                 chunk_texts[unit["chunk_id"]] = chunk_text
             if embedding is not None:
-                chunk_cosine = next(more)
-                unit["chunk_cosine"] = None if chunk_cosine is None else float(chunk_cosine)
+                unit["chunk_cosine"] = _optional_float(next(more))
+            if focus is not None:
+                unit["focus_chunk_cosine"] = _optional_float(next(more))
         if vectors:
             unit["vector"] = _from_send(next(more))
         units[unit["id"]] = unit

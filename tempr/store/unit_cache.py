@@ -60,9 +60,15 @@ class UnitCache:
         return len(self._rows)
 
     def units(
-        self, engine: Engine, bank_id: str, version: int, ids: Sequence[str], embedding: Sequence[float]
+        self,
+        engine: Engine,
+        bank_id: str,
+        version: int,
+        ids: Sequence[str],
+        embedding: Sequence[float],
+        focus: Sequence[float] | None = None,
     ) -> dict[str, dict[str, Any]]:
-        """``fetch_units(conn, ids, with_entities=True, embedding=embedding, with_chunks=True)``,
+        """``fetch_units(conn, ids, with_entities=True, embedding=embedding, with_chunks=True, focus=focus)``,
         reading from PostgreSQL only the rows and chunk vectors not kept from an earlier call (no
         connection at all when every one is kept: a pool checkout costs a ping)."""
         wanted = list(dict.fromkeys(ids))
@@ -91,7 +97,11 @@ class UnitCache:
                 read.update({cid: _NO_VECTOR for cid in unknown if cid not in read})
                 chunks.update(read)
                 self._keep(self._chunks, bank_id, version, read)
-        return _with_cosines(rows, {c: v for c, v in chunks.items() if v is not _NO_VECTOR}, wanted, embedding)
+        vectors = {c: v for c, v in chunks.items() if v is not _NO_VECTOR}
+        out = _with_cosines(rows, vectors, wanted, embedding)
+        if focus is not None:
+            _add_focus(out, rows, vectors, focus)
+        return out
 
     def _lookup(
         self, lru: OrderedDict[tuple[str, int, str], T], bank_id: str, version: int, keys: list[str]
@@ -165,6 +175,23 @@ def _with_cosines(
         unit["chunk_cosine"] = by_chunk.get(e["chunk_id"]) if e["chunk_text"] is not None else None
         out[i] = unit
     return out
+
+
+def _add_focus(
+    out: dict[str, dict[str, Any]], rows: dict[str, _Entry], chunks: dict[str, np.ndarray], focus: Sequence[float]
+) -> None:
+    """The focus query's cosines ("focus_cosine", "focus_chunk_cosine") into ``_with_cosines``' rows."""
+    if not out:
+        return
+    q = _unit_length(focus)
+    ids = list(out)
+    facts = _cosines([rows[i].fact for i in ids], q)
+    chunk_ids = list(chunks)
+    by_chunk = dict(zip(chunk_ids, _cosines([chunks[c] for c in chunk_ids], q), strict=True))
+    for i, cos in zip(ids, facts, strict=True):
+        unit = out[i]
+        unit["focus_cosine"] = cos
+        unit["focus_chunk_cosine"] = by_chunk.get(unit["chunk_id"]) if unit["chunk_text"] is not None else None
 
 
 def _cosines(vectors: list[np.ndarray], q: np.ndarray) -> list[float]:

@@ -165,3 +165,21 @@ def test_repeats_of_a_source_chunk_step_down(resources, default_ctx) -> None:
     plain = ask(dataclasses.replace(default_ctx, settings=off), bank, "What did Priya do in Lisbon?", trace=True)
     assert plain.trace["rerank"]["repeats"] == {}
     assert plain.trace["rerank"]["raw"] == pytest.approx(rerank["raw"])
+
+
+def test_a_query_that_names_someone_is_also_ranked_on_its_topic(default_ctx, travel_bank) -> None:
+    """The plan carries the name-masked query's vector; the ranker's focus features read it."""
+    from tempr.recall.plan import analyse
+
+    query = "Where did Priya fly on March 5, 2024?"
+    plan = analyse(travel_bank, RecallRequest.model_validate({"query": query, "query_timestamp": REF}), default_ctx)
+    expected = default_ctx.embedder.embed(["Where did someone fly on March 5, 2024?"])[0]
+    assert plan.focus == pytest.approx([float(x) for x in expected], abs=1e-5)
+    assert plan.windows  # the anchors' and the focus' vectors came from one batch without mixing them up
+    response = ask(default_ctx, travel_bank, query, trace=True)
+    features = response.trace["rerank"]["features"]
+    focus, both = FEATURE_NAMES.index("focus_both"), FEATURE_NAMES.index("both")
+    assert any(row[focus] != pytest.approx(row[both]) for row in features.values())
+
+    for plain in ("which flight was delayed?", "What did Priya do on March 8, 2024?"):  # nobody named; no topic
+        assert analyse(travel_bank, RecallRequest.model_validate({"query": plain}), default_ctx).focus is None

@@ -63,7 +63,7 @@ def _assert_same(cached: dict[str, dict[str, Any]], stored: dict[str, dict[str, 
         mine = cached[i]
         assert mine.keys() == unit.keys()
         for key, value in unit.items():
-            if key in ("cosine", "chunk_cosine") and value is not None:
+            if key in ("cosine", "chunk_cosine", "focus_cosine", "focus_chunk_cosine") and value is not None:
                 assert mine[key] == pytest.approx(value, abs=1e-6), key
             else:
                 assert mine[key] == value, key
@@ -93,6 +93,21 @@ def test_rows_and_cosines_match_postgres_and_a_second_recall_reads_nothing(resou
     with resources.engine.connect() as conn:
         stored = recall_repo.fetch_units(conn, ids, with_entities=True, embedding=other_query, with_chunks=True)
     _assert_same(second, stored)  # the cosines are the new query's
+
+
+def test_the_focus_cosines_match_postgres_from_the_cache_and_on_a_first_read(resources: Any, bank: str) -> None:
+    focus = FakeEmbedder().embed(["Where does someone work?"])[0].tolist()
+    cache, ids = UnitCache(100), _ids(resources, bank)
+    version = _version(resources, bank)
+    with resources.engine.connect() as conn:
+        stored = recall_repo.fetch_units(conn, ids, with_entities=True, embedding=QUERY, with_chunks=True, focus=focus)
+    assert stored[ids[0]]["focus_cosine"] != pytest.approx(stored[ids[0]]["cosine"])  # another vector's cosines
+    assert stored[ids[0]]["focus_chunk_cosine"] is not None and stored[ids[3]]["focus_chunk_cosine"] is None
+    for _ in range(2):  # a first read from PostgreSQL, then every row from the cache
+        _assert_same(cache.units(resources.engine, bank, version, ids, QUERY, focus), stored)
+    assert cache.hits == 4
+    plain = cache.units(resources.engine, bank, version, ids, QUERY)
+    assert plain and all("focus_cosine" not in unit for unit in plain.values())  # no focus vector, no focus cosine
 
 
 def test_a_write_to_the_bank_makes_its_rows_unreachable(resources: Any, bank: str) -> None:

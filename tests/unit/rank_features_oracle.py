@@ -118,6 +118,20 @@ def _session_of(
     ]
 
 
+def _focus_of(i: int, candidates: Sequence[RankCandidate], cos_chunk: Sequence[float]) -> list[float]:
+    """The focus features of candidate ``i`` (added with them, written as plainly)."""
+
+    def focus_both(j: int) -> float:
+        c = candidates[j]
+        if c.cos_focus is None:
+            return c.cos_fact + CHUNK_WEIGHT * cos_chunk[j]
+        chunk = c.cos_focus if c.cos_focus_chunk is None else c.cos_focus_chunk
+        return c.cos_focus + CHUNK_WEIGHT * chunk
+
+    every = [focus_both(j) for j in range(len(candidates))]
+    return [every[i], every[i] - max(every)]
+
+
 def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> list[list[float]]:
     """One row of ``FEATURE_NAMES`` values per candidate, in the candidates' order."""
     if not candidates:
@@ -173,6 +187,7 @@ def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> lis
                 session[i],
                 entity[i],
                 *_session_of(i, candidates, cos_fact, cos_chunk),
+                *_focus_of(i, candidates, cos_chunk),
                 float(c.ce) if c.ce is not None else math.nan,
             ]
         )

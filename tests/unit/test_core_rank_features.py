@@ -183,3 +183,21 @@ def test_session_features_summarise_each_document_over_both_representations() ->
     assert col(rows, "session_best_gap")[1] == pytest.approx(both[0] - max(both))
     assert col(rows, "session_mean") == pytest.approx([(both[0] + both[1]) / 2] * 2 + [both[2], both[3]])
     assert col(rows, "session_size") == [2.0, 2.0, 1.0, 1.0]
+
+
+def test_focus_features_use_the_focus_cosines_and_fall_back_as_both_does() -> None:
+    q = RankQuery("Where does Alice work?", NOW)
+    focused = [
+        cand("a", "Alice joined Helix Health", 0.5, cos_chunk=0.8, cos_focus=0.7, cos_focus_chunk=0.6),
+        cand("b", "Alice likes tea", 0.6, cos_chunk=0.2, cos_focus=0.1),  # no chunk vector for the focus
+    ]
+    rows = feature_matrix(q, focused)
+    focus = [0.7 + 0.4 * 0.6, 0.1 + 0.4 * 0.1]
+    assert col(rows, "focus_both") == pytest.approx(focus)
+    assert col(rows, "focus_both_gap") == pytest.approx([0.0, focus[1] - focus[0]])
+    assert col(rows, "both") == pytest.approx([0.5 + 0.4 * 0.8, 0.6 + 0.4 * 0.2])  # the plain cosines untouched
+
+    plain = [cand("a", "x", 0.5, cos_chunk=0.8), cand("b", "y", 0.6)]  # a query naming nobody: its own focus
+    rows = feature_matrix(RankQuery("where does she work?", NOW), plain)
+    assert col(rows, "focus_both") == col(rows, "both")
+    assert col(rows, "focus_both_gap") == col(rows, "both_gap")

@@ -88,6 +88,8 @@ def candidate_lists(draw: st.DrawFn) -> list[RankCandidate]:
                 fact_type=draw(st.sampled_from(("world", "experience", "observation", "opinion"))),
                 document=draw(st.sampled_from((None, "d1", "d2", "d3"))),
                 ce=draw(st.one_of(st.none(), st.floats(-10, 10))),
+                cos_focus=draw(st.one_of(st.none(), cosines)),
+                cos_focus_chunk=draw(st.one_of(st.none(), cosines)),
             )
         )
     return out

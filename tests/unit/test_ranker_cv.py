@@ -49,3 +49,19 @@ def test_seed_spread_prints_each_seed_and_the_mean(capsys: pytest.CaptureFixture
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == ["seed", "seed", "mean"]
     assert "±" in lines[-1] and "2 seeds" in lines[-1]
+
+
+def test_questions_that_name_someone_are_also_trained_as_if_they_named_nobody() -> None:
+    from dataclasses import replace
+
+    from bench.ranker_train import with_unnamed_copies
+
+    plain, named = _samples()[:2]
+    named = replace(named, candidates=[replace(c, cos_focus=0.2, cos_focus_chunk=0.1) for c in named.candidates])
+    out = with_unnamed_copies([plain, named])
+    assert out[:2] == [plain, named]  # the originals untouched, first
+    assert len(out) == 3  # a question naming nobody is not copied
+    copy = out[2]
+    assert copy.dia_ids == named.dia_ids and copy.evidence == named.evidence
+    assert all(c.cos_focus is None and c.cos_focus_chunk is None for c in copy.candidates)
+    assert all(c.cos_focus == 0.2 for c in named.candidates)
