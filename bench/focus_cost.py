@@ -1,0 +1,157 @@
+"""What the learned ranker's focus features cost per recall (issue 9 allows the new stage 5 ms at p50).
+
+    .venv/bin/python -m bench.focus_cost [--size 10000] [--queries 60] [--write]
+
+On a synthetic bank already in the database (``tempr bench latency --sizes 10000`` builds it),
+each query runs the work the focus adds, with and without it, alternating in one process so
+that load moves both sides alike:
+
+* *embedding*: the analysis's one embedder call, ``[query, focus]`` against ``[query]`` (the
+  focus text itself, ``tempr.core.query_focus.focus_text``, is timed inside the first);
+* *rank stage*: ``tempr.recall.scoring.rerank`` (rows, cosines, features, one predict) for the
+  same fused candidates, the plan with its focus vector against the same plan without one; once
+  with the reranking process's row cache warm (as in a fleet that has seen the bank), once
+  reading every row from PostgreSQL (no cache: the focus adds two cosines to the statement);
+* *message*: the plan's JSON, which the fusion callback's message carries (the strategy
+  messages go without the focus).
+
+Each step is repeated (``--repeats``) and its median kept per query; the table gives the median
+and the 95th percentile over queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bench import banks, synthetic
+from bench.metrics import median
+
+REFERENCE = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def _ms(call: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - started) * 1000)
+    return median(times)
+
+
+def _pair(on: Callable[[], Any], off: Callable[[], Any], repeats: int, flip: bool) -> tuple[float, float]:
+    """(with, without), the order of the two alternating from query to query."""
+    if flip:
+        without = _ms(off, repeats)
+        return _ms(on, repeats), without
+    with_ = _ms(on, repeats)
+    return with_, _ms(off, repeats)
+
+
+def measure(size: int, queries: int, repeats: int) -> dict[str, list[tuple[float, float]]]:
+    from dataclasses import replace
+
+    from tempr.core.query_focus import focus_text
+    from tempr.recall.models import RecallRequest
+    from tempr.recall.pipeline import run_strategies
+    from tempr.recall.plan import analyse
+    from tempr.recall.scoring import fuse, rerank
+    from workers.resources import get_resources, recall_context
+
+    bank = banks.bank_id(size)
+    ctx = recall_context()
+    cold = replace(ctx, unit_cache=None)
+    embedder = ctx.embedder
+    assert embedder is not None
+    out: dict[str, list[tuple[float, float]]] = {"embedding": [], "rank, row cache warm": [], "rank, from PostgreSQL": []}
+    out["plan JSON, KB"] = []
+    version = _bank_version(get_resources().engine, bank)
+    for j in range(queries):
+        text = synthetic.query(j, size)
+        request = RecallRequest(query=text, budget="mid", query_timestamp=REFERENCE + timedelta(seconds=j))
+        plan = analyse(bank, request, ctx, version=version)
+        if plan.focus is None:
+            continue
+        bare = plan.model_copy(update={"focus": None})
+        flip = bool(j % 2)
+        out["embedding"].append(
+            _pair(lambda: embedder.embed([text, focus_text(text) or ""]), lambda: embedder.embed([text]), repeats, flip)
+        )
+        candidates = fuse(plan, run_strategies(plan, ctx), ctx.settings)
+        rerank(plan, candidates, ctx)  # the row cache warm, as in a fleet that has seen the bank
+        out["rank, row cache warm"].append(
+            _pair(lambda: rerank(plan, candidates, ctx), lambda: rerank(bare, candidates, ctx), repeats, flip)
+        )
+        out["rank, from PostgreSQL"].append(
+            _pair(lambda: rerank(plan, candidates, cold), lambda: rerank(bare, candidates, cold), repeats, flip)
+        )
+        out["plan JSON, KB"].append((len(plan.model_dump_json()) / 1024, len(bare.model_dump_json()) / 1024))
+    return out
+
+
+def _bank_version(engine: Any, bank: str) -> int:
+    from config.errors import NotFound
+    from tempr.store import banks_repo
+
+    try:
+        with engine.connect() as conn:
+            return banks_repo.bank_state(conn, bank)[0]
+    except NotFound:
+        raise SystemExit(f"no bank {bank}: build it first with `tempr bench latency --sizes ...`") from None
+
+
+def _p95(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def render(size: int, results: dict[str, list[tuple[float, float]]], load: tuple[float, ...]) -> str:
+    from bench.report import machine_line
+
+    n = len(results["embedding"])
+    lines = [
+        "## Cost of the focus features (`python -m bench.focus_cost`)",
+        "",
+        f"{n} queries naming someone, on the {size:,}-fact synthetic bank (`{banks.bank_id(size)}`), budget mid; "
+        "per query the median of repeated calls, with and without the focus, alternating in one process; "
+        f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. {machine_line()}",
+        "",
+        "| step | with focus p50 | without p50 | added p50 | with focus p95 | without p95 | added p95 |",
+        "|:---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for step, pairs in results.items():
+        with_ = [a for a, _ in pairs]
+        without = [b for _, b in pairs]
+        added = [a - b for a, b in pairs]
+        unit = "" if "KB" in step else " ms"
+        lines.append(
+            f"| {step} | {median(with_):.2f} | {median(without):.2f} | **{median(added):+.2f}**{unit} | "
+            f"{_p95(with_):.2f} | {_p95(without):.2f} | {_p95(added):+.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=10_000, help="the synthetic bank's size (built beforehand)")
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--write", action="store_true", help="write the table to BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    before = os.getloadavg()
+    results = measure(args.size, args.queries, args.repeats)
+    load = tuple(max(a, b) for a, b in zip(before, os.getloadavg(), strict=True))
+    body = render(args.size, results, load)
+    print(body)
+    if args.write:
+        from bench.report import write_section
+
+        write_section("focus_cost", body)
+
+
+if __name__ == "__main__":
+    main()
