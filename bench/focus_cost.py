@@ -6,8 +6,7 @@ On a synthetic bank already in the database (``tempr bench latency --sizes 10000
 each query runs the work the focus adds, with and without it, alternating in one process so
 that load moves both sides alike:
 
-* *embedding*: the analysis's one embedder call, ``[query, focus]`` against ``[query]`` (the
-  focus text itself, ``tempr.core.query_focus.focus_text``, is timed inside the first);
+* *embedding*: the analysis's one embedder call, ``[query, focus]`` against ``[query]``;
 * *rank stage*: ``tempr.recall.scoring.rerank`` (rows, cosines, features, one predict) for the
   same fused candidates, the plan with its focus vector against the same plan without one; once
   with the reranking process's row cache warm (as in a fleet that has seen the bank), once
@@ -65,10 +64,10 @@ def measure(size: int, queries: int, repeats: int) -> dict[str, list[tuple[float
     bank = banks.bank_id(size)
     ctx = recall_context()
     cold = replace(ctx, unit_cache=None)
-    embedder = ctx.embedder
-    assert embedder is not None
-    out: dict[str, list[tuple[float, float]]] = {"embedding": [], "rank, row cache warm": [], "rank, from PostgreSQL": []}
-    out["plan JSON, KB"] = []
+    if ctx.embedder is None:
+        raise SystemExit("this process has no embedder")
+    steps = ("embedding", "rank, row cache warm", "rank, from PostgreSQL", "plan JSON, KB")
+    out: dict[str, list[tuple[float, float]]] = {step: [] for step in steps}
     version = _bank_version(get_resources().engine, bank)
     for j in range(queries):
         text = synthetic.query(j, size)
@@ -76,21 +75,33 @@ def measure(size: int, queries: int, repeats: int) -> dict[str, list[tuple[float
         plan = analyse(bank, request, ctx, version=version)
         if plan.focus is None:
             continue
-        bare = plan.model_copy(update={"focus": None})
-        flip = bool(j % 2)
-        out["embedding"].append(
-            _pair(lambda: embedder.embed([text, focus_text(text) or ""]), lambda: embedder.embed([text]), repeats, flip)
-        )
+        focus = focus_text(text) or ""
         candidates = fuse(plan, run_strategies(plan, ctx), ctx.settings)
         rerank(plan, candidates, ctx)  # the row cache warm, as in a fleet that has seen the bank
-        out["rank, row cache warm"].append(
-            _pair(lambda: rerank(plan, candidates, ctx), lambda: rerank(bare, candidates, ctx), repeats, flip)
-        )
-        out["rank, from PostgreSQL"].append(
-            _pair(lambda: rerank(plan, candidates, cold), lambda: rerank(bare, candidates, cold), repeats, flip)
-        )
-        out["plan JSON, KB"].append((len(plan.model_dump_json()) / 1024, len(bare.model_dump_json()) / 1024))
+        for step, pair in _one_query(text, focus, plan, candidates, (ctx, cold), repeats, bool(j % 2)).items():
+            out[step].append(pair)
     return out
+
+
+def _one_query(
+    text: str, focus: str, plan: Any, candidates: Any, contexts: tuple[Any, Any], repeats: int, flip: bool
+) -> dict[str, tuple[float, float]]:
+    """(with, without) per step for one query."""
+    from tempr.recall.scoring import rerank
+
+    warm, cold = contexts
+    bare = plan.model_copy(update={"focus": None})
+    embed = warm.embedder.embed
+    return {
+        "embedding": _pair(lambda: embed([text, focus]), lambda: embed([text]), repeats, flip),
+        "rank, row cache warm": _pair(
+            lambda: rerank(plan, candidates, warm), lambda: rerank(bare, candidates, warm), repeats, flip
+        ),
+        "rank, from PostgreSQL": _pair(
+            lambda: rerank(plan, candidates, cold), lambda: rerank(bare, candidates, cold), repeats, flip
+        ),
+        "plan JSON, KB": (len(plan.model_dump_json()) / 1024, len(bare.model_dump_json()) / 1024),
+    }
 
 
 def _bank_version(engine: Any, bank: str) -> int:
