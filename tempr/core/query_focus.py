@@ -6,8 +6,9 @@ Melanie, so the cosine says "about Melanie" more than "about an activity", and t
 answers loses to any Melanie memory with more words in common. The ranker already knows who is
 named (``entity_hits``, the lexical features), so it gets, beside the plain cosine, the cosine to
 the question with each name replaced by "someone" ("What activities does someone do?"): the topic
-alone. On the LoCoMo dev conversations, cross-validated, that feature adds about 0.8 points of
-recall@10, most of it on multi-hop and open-domain questions (BENCHMARKS.md).
+alone. On the LoCoMo dev conversations, cross-validated, that feature adds about half a point of
+recall@10, most of it on multi-hop and open-domain questions (BENCHMARKS.md, "The query's topic
+without its names").
 
 A name here is a capitalised word (one capital, then lower-case letters; a trailing possessive
 kept), anywhere but at the start of the query, where every word is capitalised. A run of names
@@ -15,8 +16,7 @@ kept), anywhere but at the start of the query, where every word is capitalised. 
 months and weekdays (time, which the temporal features read) are kept. A query left with no topic
 word once its names go ("What did Priya do on March 8?": only stopwords, dates and numbers) has no
 focus either: its answer is found by the date, and a vector of "What did someone do on March 8?"
-would only add noise.
-The rule also takes capitalised places and products ("Google"); that costs nothing to the plain
+would only add noise. The rule also takes capitalised places and products ("Google"); that costs nothing to the plain
 cosine, which the ranker still has.
 """
 
