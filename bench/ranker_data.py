@@ -20,6 +20,7 @@ from typing import Any
 
 from bench import locomo
 from bench.progress import bar, log
+from tempr.core import query_focus
 from tempr.core.rank_features import RankCandidate, RankQuery
 from tempr.providers.embedder.spaces import space_of
 
@@ -48,13 +49,15 @@ class Sample:
 
 def cache_path(conversations: Sequence[locomo.Conversation], reranker: str | None, settings: Any) -> Path:
     """Keyed by the conversations, the cross-encoder, the embedder's vector space, the answer
-    settings and the ingest settings that shape a bank (entity extraction, chunk vectors).
+    settings, the ingest settings that shape a bank (entity extraction, chunk vectors) and the
+    focus rule's source (``tempr.core.query_focus``: which queries get a focus vector, and which).
 
     Without the settings, samples collected before a change of, say, the graph walk would train
     a model for candidates the strategies no longer produce."""
     answer = {name: getattr(settings, name) for name in type(settings).answer_settings()}
     answer |= {name: getattr(settings, name) for name in ("entity_extraction", "chunk_vectors")}
     parts = [str(SAMPLES_VERSION), reranker or "-", *(f"{c.name}:{len(c.questions)}" for c in conversations)]
+    parts.append(hashlib.sha1(Path(query_focus.__file__).read_bytes()).hexdigest())  # the focus rule shapes a plan
     parts += [space_of(settings.embedder), json.dumps(answer, sort_keys=True, default=str)]
     return CACHE_DIR / f"ranker-samples-{hashlib.sha1('|'.join(parts).encode()).hexdigest()[:12]}.pkl"
 
