@@ -7,7 +7,7 @@ each query runs the work the focus adds, with and without it, alternating in one
 that load moves both sides alike:
 
 * *embedding*: the analysis's one embedder call, ``[query, focus]`` against ``[query]``;
-* *rank stage*: ``tempr.recall.scoring.rerank`` (rows, cosines, features, one predict) for the
+* *rank stage*: ``tempr.recall.scoring.rerank`` (rows, cosines, features, the model's predict) for the
   same fused candidates, the plan with its focus vector against the same plan without one; once
   with the reranking process's row cache warm (as in a fleet that has seen the bank), once
   reading every row from PostgreSQL (no cache: the focus adds two cosines to the statement);

@@ -150,7 +150,7 @@ def _timing(result: QualityResult) -> list[str]:
         "### Cost of the rerank stage",
         "",
         f"Median rerank stage per question, in-process: learned ranker {stage:.1f} ms (read the candidates' "
-        f"fields and cosines, compute the features, one LightGBM predict) vs the seed's fallback {seed:.2f} ms, "
+        f"fields and cosines, compute the features, the model's predict) vs the seed's fallback {seed:.2f} ms, "
         f"i.e. **+{stage - seed:.1f} ms** at up to 300 candidates (the stage sees at most "
         "`TEMPR_RERANKER_MAX_CANDIDATES` candidates whatever the bank size; see the latency section for 10k facts).",
         "",

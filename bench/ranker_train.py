@@ -88,11 +88,33 @@ def with_unnamed_copies(samples: Sequence[Sample]) -> list[Sample]:
     return [*samples, *named]
 
 
-def fit(
-    samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, rounds: int = ROUNDS, seed: int | None = None
-) -> Any:
-    """``seed`` replaces ``PARAMS``' (bagging and feature sampling): another draw of the same model.
-    Trained on ``with_unnamed_copies(samples)``."""
+ENSEMBLE_SEEDS: tuple[int, ...] = (1, 2, 3)
+"""The shipped model is the mean of LightGBM models drawn with these seeds (``Ensemble``)."""
+
+
+@dataclass
+class Ensemble:
+    """Models of the same features whose mean score ranks: saved as one file that
+    ``tempr.providers.reranker.learned`` reads (its ``MEMBER_SEPARATOR`` between members)."""
+
+    members: list[Any]
+
+    def predict(self, rows: Any) -> Any:
+        total = self.members[0].predict(rows)
+        for m in self.members[1:]:
+            total = total + m.predict(rows)
+        return total / len(self.members)
+
+    def save_model(self, path: str) -> None:
+        from tempr.providers.reranker.learned import MEMBER_SEPARATOR
+
+        text = MEMBER_SEPARATOR.join(m.model_to_string() for m in self.members)
+        Path(path).write_text(text, encoding="utf-8")
+
+
+def fit_one(samples: Sequence[Sample], features: Sequence[str], rounds: int, seed: int) -> Any:
+    """One LightGBM LambdaRank model, ``seed`` replacing ``PARAMS``' (bagging and feature sampling),
+    trained on ``with_unnamed_copies(samples)``."""
     import lightgbm
     import numpy as np
 
@@ -100,8 +122,17 @@ def fit(
     data = lightgbm.Dataset(
         np.asarray(m.rows, dtype=np.float64), label=m.labels, group=m.groups, feature_name=list(features)
     )
-    params = PARAMS if seed is None else {**PARAMS, "seed": seed}
-    return lightgbm.train(params, data, num_boost_round=rounds)
+    return lightgbm.train({**PARAMS, "seed": seed}, data, num_boost_round=rounds)
+
+
+def fit(
+    samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, rounds: int = ROUNDS, seed: int | None = None
+) -> Ensemble:
+    """The shipped configuration: the mean of ``len(ENSEMBLE_SEEDS)`` models. ``seed`` draws
+    another ensemble of the same configuration (members seeded ``10 * seed + ENSEMBLE_SEEDS``),
+    for the spread over draws that ``tempr ranker train --cv-seeds`` reports."""
+    seeds = ENSEMBLE_SEEDS if seed is None else tuple(10 * seed + s for s in ENSEMBLE_SEEDS)
+    return Ensemble([fit_one(samples, features, rounds, s) for s in seeds])
 
 
 def ranking(

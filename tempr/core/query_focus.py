@@ -6,12 +6,14 @@ Melanie, so the cosine says "about Melanie" more than "about an activity", and t
 answers loses to any Melanie memory with more words in common. The ranker already knows who is
 named (``entity_hits``, the lexical features), so it gets, beside the plain cosine, the cosine to
 the question with each name replaced by "someone" ("What activities does someone do?"): the topic
-alone. On the LoCoMo dev conversations, cross-validated, that feature adds about half a point of
-recall@10, most of it on multi-hop and open-domain questions (BENCHMARKS.md, "The query's topic
-without its names").
+alone. On the LoCoMo dev conversations, cross-validated, that feature adds 0.2-0.5 points of
+recall at every k, most of it on open-domain questions (BENCHMARKS.md, "The query's topic without
+its names").
 
 A name here is a capitalised word (one capital, then lower-case letters; a trailing possessive
-kept), anywhere but at the start of the query, where every word is capitalised. A run of names
+kept), anywhere but at the start of a sentence, where every word is capitalised (a sentence starts
+the query and follows a word ending in ".", "?" or "!", unless that word is a title or initials:
+"Dr. Chen", "C. S. Lewis"). A run of names
 ("Mary Jane") becomes one "someone". All-capital words (acronyms: "LGBTQ"), "I", and the names of
 months and weekdays (time, which the temporal features read) are kept. A query left with no topic
 word once its names go ("What did Priya do on March 8?": only stopwords, dates and numbers) has no
@@ -33,6 +35,8 @@ _CALENDAR = frozenset(
     apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue
     tues wed thu thur thurs fri sat sun""".split()
 )
+_TITLES = frozenset("mr mrs ms dr prof st".split())
+_INITIALS = re.compile(r"(?:[A-Za-z]\.)*[A-Za-z]")
 _POSSESSIVE = ("'s", "\u2019s")
 _OPENING = "\"'(\u201c\u2018"
 _CLOSING = "?!.,;:\"')\u201d\u2019"
@@ -60,9 +64,11 @@ def focus_text(query: str) -> str | None:
     query is its own focus, so no second embedding is needed)."""
     out: list[str] = []
     changed = previous_was_name = False
-    for i, match in enumerate(_WORD.finditer(query)):
+    sentence_start = True
+    for match in _WORD.finditer(query):
         token = match.group()
-        part = _name_part(token) if i else None
+        part = None if sentence_start else _name_part(token)
+        sentence_start = _ends_sentence(token)
         if part is None:
             out.append(token)
             previous_was_name = False
@@ -78,6 +84,17 @@ def focus_text(query: str) -> str | None:
         return None
     focus = " ".join(out)
     return focus if any(_is_topic(t) for t in tokens(focus)) else None
+
+
+def _ends_sentence(token: str) -> bool:
+    """The token ends a sentence, unless it is a title ("Dr.") or initials ("C.", "J.K.")."""
+    core = token.rstrip("\"')\u201d\u2019")
+    if not core.endswith((".", "?", "!")):
+        return False
+    if core.endswith("?") or core.endswith("!"):
+        return True
+    word = core.rstrip(".")
+    return word.lower() not in _TITLES and not _INITIALS.fullmatch(word)
 
 
 def _is_topic(token: str) -> bool:

@@ -150,11 +150,15 @@ def test_repeats_of_a_source_chunk_step_down(resources, default_ctx) -> None:
     ids = {r.id: r.fact_id for r in response.results}
     chunk_of = {f["id"]: (f.get("chunk") or {}).get("id") for f in REPEAT_BANK}
     penalty = default_ctx.settings.recall_repeat_penalty
+    position = {uid: i for i, uid in enumerate(rerank["raw"])}  # the candidates' order: ties go to the earlier
     for uid, raw in rerank["raw"].items():
         better = sum(
             1
             for other, r in rerank["raw"].items()
-            if other != uid and chunk_of[ids[other]] and chunk_of[ids[other]] == chunk_of[ids[uid]] and r > raw
+            if other != uid
+            and chunk_of[ids[other]]
+            and chunk_of[ids[other]] == chunk_of[ids[uid]]
+            and (r > raw or (r == raw and position[other] < position[uid]))
         )
         assert rerank["repeats"].get(uid, 0) == better
         assert rerank["scores"][uid] == pytest.approx(1 / (1 + math.exp(-(raw - penalty * better))))

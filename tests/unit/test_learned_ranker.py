@@ -85,3 +85,40 @@ def test_an_array_scores_like_the_same_rows_as_lists(tiny_model: Path) -> None:
         assert ranker.score_rows(np.asarray(rows)) == from_lists
         assert all(type(s) is float for s in from_lists)
         assert ranker.score_rows(np.empty((0, len(FEATURE_NAMES)))) == []
+
+
+def test_an_ensemble_file_scores_the_mean_of_its_members(tmp_path: Path, tiny_model: Path) -> None:
+    import lightgbm
+    import numpy as np
+
+    from bench.ranker_train import Ensemble
+    from tempr.providers.reranker.learned import MEMBER_SEPARATOR
+
+    rng = random.Random(5)  # a second member on the same features: relevance = cos_fact
+    x = [[rng.random(), rng.random()] for _ in range(600)]
+    data = lightgbm.Dataset(
+        np.asarray(x), label=[1 if c > 0.8 else 0 for _, c in x], group=[10] * 60, feature_name=["lex_fact", "cos_fact"]
+    )
+    params = {"objective": "lambdarank", "verbosity": -1, "min_data_in_leaf": 5, "num_threads": 1}
+    other = lightgbm.train(params, data, num_boost_round=20)
+    other_path = tmp_path / "other.txt"
+    other.save_model(str(other_path))
+    path = tmp_path / "ensemble.txt"
+    Ensemble([lightgbm.Booster(model_file=str(tiny_model)), other]).save_model(str(path))
+    assert path.read_text().count(MEMBER_SEPARATOR) == 1
+
+    rows = [row(lex_fact=0.95, cos_fact=0.1), row(lex_fact=0.1, cos_fact=0.95), row(lex_fact=0.5, cos_fact=0.5)]
+    first, second = LearnedRanker(tiny_model).score_rows(rows), LearnedRanker(other_path).score_rows(rows)
+    assert first[0] > first[1] and second[1] > second[0]  # two members that disagree
+    mean = [(a + b) / 2 for a, b in zip(first, second, strict=True)]
+    assert LearnedRanker(path).score_rows(rows) == pytest.approx(mean)
+
+
+def test_an_ensemble_whose_members_read_different_features_is_refused(tmp_path: Path, tiny_model: Path) -> None:
+    from tempr.providers.reranker.learned import MEMBER_SEPARATOR
+
+    text = tiny_model.read_text()
+    bad = tmp_path / "mixed.txt"
+    bad.write_text(text + MEMBER_SEPARATOR + text.replace("cos_fact", "lex_chunk"))
+    with pytest.raises(ValueError, match="different features"):
+        LearnedRanker(bad).features  # noqa: B018

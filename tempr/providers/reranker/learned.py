@@ -1,12 +1,17 @@
-"""The learned ranker: a LightGBM LambdaRank model over ``tempr.core.rank_features`` rows.
+"""The learned ranker: LightGBM LambdaRank models over ``tempr.core.rank_features`` rows.
 
 It is the rerank stage when no cross-encoder is configured (and, when the model was
 trained with the ``ce`` feature, beside one). The model is a small text file versioned
 in the repository (``tempr/data/ranker.txt``), retrained with ``tempr ranker train``; it
 records the feature names it was trained on, and rows are matched to them by name, so a
-model trained on a subset of ``FEATURE_NAMES`` still loads. Prediction is one
-``Booster.predict`` call per recall, on the CPU, in well under a millisecond per hundred
-candidates; the model loads on first use.
+model trained on a subset of ``FEATURE_NAMES`` still loads. The file may hold several
+models of the same features (an ensemble: ``MEMBER_SEPARATOR`` between them, as ``tempr ranker
+train`` writes it); the score is their mean. One LightGBM model's ranking moves with its random
+draw (bagging, feature sampling) by a few tenths of a point of recall, and a narrow signal such as
+"inside the query's one-day window" can fall either side of a near-tie from one draw to the next;
+the mean of three draws does not depend on one. Prediction is one ``Booster.predict`` call per
+member per recall, on the CPU, about a millisecond each at 300 candidates; the model loads on
+first use.
 """
 
 from __future__ import annotations
@@ -21,6 +26,15 @@ import numpy as np
 from tempr.core.rank_features import FEATURE_NAMES
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "data" / "ranker.txt"
+MEMBER_SEPARATOR = "\n# tempr ranker: next member\n"
+"""Between the members of an ensemble in one model file (no line of LightGBM's text format starts with #)."""
+
+
+def load_members(text: str) -> list[Any]:
+    """The LightGBM boosters a model file's text holds (one, or an ensemble's members)."""
+    import lightgbm
+
+    return [lightgbm.Booster(model_str=part) for part in text.split(MEMBER_SEPARATOR) if part.strip()]
 
 
 class LearnedRanker:
@@ -29,25 +43,27 @@ class LearnedRanker:
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path else DEFAULT_MODEL
         self.name = f"learned:{self.path.stem}"
-        self._booster: Any = None
+        self._boosters: list[Any] = []
         self._columns: list[int] = []
         self._all_columns = list(range(len(FEATURE_NAMES)))
         self._lock = threading.Lock()
 
-    def _load(self) -> Any:
-        if self._booster is None:
+    def _load(self) -> list[Any]:
+        if not self._boosters:
             with self._lock:
-                if self._booster is None:
-                    import lightgbm
-
-                    booster = lightgbm.Booster(model_file=str(self.path))
-                    names = booster.feature_name()
+                if not self._boosters:
+                    boosters = load_members(self.path.read_text(encoding="utf-8"))
+                    if not boosters:
+                        raise ValueError(f"ranker model {self.path} holds no model")
+                    names = boosters[0].feature_name()
+                    if any(b.feature_name() != names for b in boosters[1:]):
+                        raise ValueError(f"the members of ranker model {self.path} read different features")
                     unknown = [n for n in names if n not in FEATURE_NAMES]
                     if unknown:
                         raise ValueError(f"ranker model {self.path} uses unknown features {unknown}")
                     self._columns = [FEATURE_NAMES.index(n) for n in names]
-                    self._booster = booster
-        return self._booster
+                    self._boosters = boosters
+        return self._boosters
 
     @property
     def features(self) -> list[str]:
@@ -67,9 +83,12 @@ class LearnedRanker:
         """
         if len(rows) == 0:
             return []
-        booster = self._load()
+        boosters = self._load()
         matrix = np.asarray(rows, dtype=np.float64)
         if self._columns != self._all_columns:
             matrix = matrix[:, self._columns]
-        scores: list[float] = booster.predict(matrix, num_threads=1).tolist()
+        total = boosters[0].predict(matrix, num_threads=1)
+        for booster in boosters[1:]:
+            total = total + booster.predict(matrix, num_threads=1)
+        scores: list[float] = (total / len(boosters)).tolist()
         return scores
