@@ -153,8 +153,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--write", action="store_true", help="write the table to BENCHMARKS.md")
     args = parser.parse_args(argv)
+    if args.queries < 1 or args.repeats < 1:
+        parser.error("--queries and --repeats must be 1 or more")
     before = os.getloadavg()
     results = measure(args.size, args.queries, args.repeats)
+    if not results["embedding"]:
+        raise SystemExit("none of the queries named anyone: nothing to compare")
     load = tuple(max(a, b) for a, b in zip(before, os.getloadavg(), strict=True))
     body = render(args.size, results, load)
     print(body)

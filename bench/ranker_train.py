@@ -100,10 +100,9 @@ class Ensemble:
     members: list[Any]
 
     def predict(self, rows: Any) -> Any:
-        total = self.members[0].predict(rows)
-        for m in self.members[1:]:
-            total = total + m.predict(rows)
-        return total / len(self.members)
+        from tempr.providers.reranker.learned import mean_score
+
+        return mean_score(self.members, rows)
 
     def save_model(self, path: str) -> None:
         from tempr.providers.reranker.learned import MEMBER_SEPARATOR

@@ -37,6 +37,14 @@ def load_members(text: str) -> list[Any]:
     return [lightgbm.Booster(model_str=part) for part in text.split(MEMBER_SEPARATOR) if part.strip()]
 
 
+def mean_score(boosters: Sequence[Any], matrix: np.ndarray) -> np.ndarray:
+    """The members' mean prediction for each row (one thread each: a recall is one small batch)."""
+    total = boosters[0].predict(matrix, num_threads=1)
+    for booster in boosters[1:]:
+        total = total + booster.predict(matrix, num_threads=1)
+    return total / len(boosters)
+
+
 class LearnedRanker:
     calibrated = False
 
@@ -87,8 +95,5 @@ class LearnedRanker:
         matrix = np.asarray(rows, dtype=np.float64)
         if self._columns != self._all_columns:
             matrix = matrix[:, self._columns]
-        total = boosters[0].predict(matrix, num_threads=1)
-        for booster in boosters[1:]:
-            total = total + booster.predict(matrix, num_threads=1)
-        scores: list[float] = (total / len(boosters)).tolist()
+        scores: list[float] = mean_score(boosters, matrix).tolist()
         return scores
