@@ -76,6 +76,7 @@ def build(url: str, sizes: list[int], seed: int) -> Any:
     with engine.connect() as conn:
         conn.execute(text("ANALYZE memory_units"))
         conn.execute(text("ANALYZE bm25_terms"))
+        conn.execute(text("ANALYZE bm25_postings"))
         conn.commit()
     return engine
 

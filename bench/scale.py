@@ -40,7 +40,16 @@ STAGES = (
     ("finish", "boosts + packing"),
     ("total", "total on workers"),
 )
-TABLES = ("memory_units", "memory_links", "unit_entities", "entities", "bm25_terms", "chunks", "documents")
+TABLES = (
+    "memory_units",
+    "memory_links",
+    "unit_entities",
+    "entities",
+    "bm25_terms",
+    "bm25_postings",
+    "chunks",
+    "documents",
+)
 
 
 @dataclass
@@ -124,6 +133,7 @@ _ROWS = {
     "unit_entities": "SELECT count(*) FROM unit_entities ue JOIN memory_units m ON m.id = ue.unit_id WHERE m.bank_id = :b",
     "entities": "SELECT count(*) FROM entities WHERE bank_id = :b",
     "bm25_terms": "SELECT count(*) FROM bm25_terms WHERE bank_id = :b",
+    "bm25_postings": "SELECT count(*) FROM bm25_postings WHERE bank_id = :b",
     "chunks": "SELECT count(*) FROM chunks WHERE bank_id = :b",
     "documents": "SELECT count(*) FROM documents WHERE bank_id = :b",
 }

@@ -194,17 +194,27 @@ def _batch_ddl() -> str:
 
 
 def insert_units(conn: Connection, text_config: str, *, ann_indexed: bool) -> list[str]:
-    """Insert the staged batch; return the ids actually inserted (a concurrent writer may have won).
+    """Insert the staged batch and its BM25 postings; return the ids actually inserted (a
+    concurrent writer may have won).
 
-    ``ann_indexed``: whether the rows enter the shared HNSW index (``enter_ann_index``)."""
+    ``ann_indexed``: whether the rows enter the shared HNSW index (``enter_ann_index``). The
+    postings (migration 0009) come from the rows the INSERT returns, in the same statement, so a
+    memory and its postings become visible together."""
     rows = conn.execute(
         text(f"""
-        INSERT INTO memory_units ({_COLS}, search_vector, doc_len, ann_indexed)
-        SELECT {_COLS}, sv, (SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) FROM unnest(sv)), :ann
-        FROM (SELECT b.*, to_tsvector(CAST(:cfg AS regconfig), b.text || ' ' || coalesce(b.context, '')) AS sv
-              FROM ingest_batch b) s
-        ON CONFLICT (bank_id, fact_id) DO NOTHING
-        RETURNING id::text
+        WITH inserted AS (
+            INSERT INTO memory_units ({_COLS}, search_vector, doc_len, ann_indexed)
+            SELECT {_COLS}, sv, (SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) FROM unnest(sv)), :ann
+            FROM (SELECT b.*, to_tsvector(CAST(:cfg AS regconfig), b.text || ' ' || coalesce(b.context, '')) AS sv
+                  FROM ingest_batch b) s
+            ON CONFLICT (bank_id, fact_id) DO NOTHING
+            RETURNING id, bank_id, search_vector, doc_len
+        ), postings AS (
+            INSERT INTO bm25_postings (bank_id, term, unit_id, tf, doc_len)
+            SELECT i.bank_id, u.lexeme, i.id, GREATEST(cardinality(u.positions), 1), i.doc_len
+            FROM inserted i, unnest(i.search_vector) AS u
+        )
+        SELECT id::text FROM inserted
         """),
         {"cfg": text_config, "ann": ann_indexed},
     )

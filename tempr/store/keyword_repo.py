@@ -1,11 +1,11 @@
 """The keyword strategy's SQL: Okapi BM25 over a bank's memories, exact top k.
 
 The query's lexemes come from the bank's own text search configuration, so they match the
-stored tsvectors and ``bm25_terms`` exactly (stemmed words, but also whole URLs, hosts,
-hyphenated identifiers and numbers, which the parser keeps as single lexemes). The OR
-tsquery is assembled from quoted lexemes (quotes and backslashes doubled, as tsquery
-input requires), so query text is never parsed as tsquery syntax. Only candidates found
-through the GIN index are scored, with the non-negative idf ln(1 + (N - df + 0.5) / (df + 0.5)).
+stored tsvectors, ``bm25_terms`` and ``bm25_postings`` exactly (stemmed words, but also whole
+URLs, hosts, hyphenated identifiers and numbers, which the parser keeps as single lexemes).
+They travel as a text array, never as tsquery text, so query text is never parsed as query
+syntax. Only memories with a posting of a query term are scored, with the non-negative idf
+ln(1 + (N - df + 0.5) / (df + 0.5)), from the postings alone (migration 0009).
 
 In a large bank a common query word has postings in a good share of the bank, and scoring
 them is most of the work; ``tempr.core.bm25_bounds`` says when the memories holding only
@@ -18,7 +18,7 @@ from sqlalchemy import Connection, text
 
 from tempr.core.bm25_bounds import MIN_POSTINGS, TermStat, certified, pruned_attempts, term_bound
 from tempr.core.types import Hit
-from tempr.store.recall_filters import Filters, where_clause
+from tempr.store.recall_filters import Filters, tag_clause, type_clause, where_clause
 
 __all__ = ["bm25_top", "keyword_search", "query_terms"]
 
@@ -37,25 +37,35 @@ WHERE t.df > 0
 ORDER BY t.term
 """
 
-# Every query term scores; only memories holding one of the :match terms are candidates.
-# Scores are rounded to 10 decimals so equal scores are equal whatever order a plan sums
-# them in, and ties then go by id: the same answer from every plan (the bounds allow for it).
+# Every query term scores. A pruned attempt first lists the memories holding ``:need`` of its
+# ``:match`` terms (1: any of them; all of them for a conjunctive attempt; a memory has one
+# posting per distinct term), then adds up the postings of every query term for those memories
+# only: the common terms' postings are read but never aggregated for memories that cannot win.
+# Scoring every posting needs no such list. Scores are rounded to 10 decimals so equal scores are
+# equal whatever order a plan sums them in, and ties then go by id: the same answer from every
+# plan (the bounds allow for it). The postings' primary key leads with (bank, term) and carries
+# tf and doc_len, so each term is one B-tree range and no heap row is read; a type or tag filter
+# joins the memories the aggregate kept, before the LIMIT.
 _SCORE = """
-WITH terms AS (
-    SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idfs AS float8[])) AS t(term, idf)
+WITH {candidates}scored AS (
+    SELECT p.unit_id,
+           sum((CAST(:idfs AS float8[]))[array_position(CAST(:terms AS text[]), p.term)] * p.tf::float8 * (:k1 + 1)
+               / (p.tf::float8 + :k1 * (1 - :b + :b * p.doc_len / CAST(:avgdl AS float8)))) AS raw
+    FROM bm25_postings p
+    WHERE p.bank_id = :filter_bank AND p.term = ANY(CAST(:terms AS text[])){among}
+    GROUP BY p.unit_id
 )
-SELECT m.id::text,
-       round(CAST(sum(t.idf * tf.n * (:k1 + 1) / (tf.n + :k1 * (1 - :b + :b * m.doc_len / CAST(:avgdl AS float8))))
-                  AS numeric), 10)::float8 AS score
-FROM memory_units m
-CROSS JOIN LATERAL unnest(m.search_vector) AS u
-JOIN terms t ON t.term = u.lexeme
-CROSS JOIN LATERAL (SELECT GREATEST(cardinality(u.positions), 1)::float8 AS n) tf
-WHERE {where} AND m.search_vector @@ CAST(:match AS tsquery)
-GROUP BY m.id
-ORDER BY score DESC, m.id
+SELECT s.unit_id::text, round(CAST(s.raw AS numeric), 10)::float8 AS score
+FROM scored s {filter}
+ORDER BY score DESC, s.unit_id
 LIMIT :limit
 """
+_CANDIDATES = """candidates AS MATERIALIZED (
+    SELECT p.unit_id FROM bm25_postings p
+    WHERE p.bank_id = :filter_bank AND p.term = ANY(CAST(:match AS text[]))
+    GROUP BY p.unit_id
+    HAVING count(*) >= :need
+), """
 
 
 def query_terms(
@@ -107,10 +117,14 @@ def bm25_top(
     terms, avgdl, units = query_terms(conn, filters.bank_id, query, k1=k1, b=b)
     if not terms:
         return [], {"terms": 0, "scored": "nothing", "queries": 0}
-    where, params = where_clause(filters)
-    sql = text(_SCORE.format(where=where))
+    memory_filter = _memory_filter(filters)
+    pruned_sql = text(
+        _SCORE.format(
+            candidates=_CANDIDATES, among=" AND p.unit_id IN (SELECT unit_id FROM candidates)", filter=memory_filter
+        )
+    )
     base = {
-        **params,
+        **where_clause(filters)[1],
         "terms": [t.term for t in terms],
         "idfs": [t.idf for t in terms],
         "avgdl": avgdl,
@@ -120,7 +134,8 @@ def bm25_top(
     }
     queries = 0
     for attempt in pruned_attempts(terms, limit, units=units, min_postings=min_postings):
-        rows = conn.execute(sql, {**base, "match": _tsquery(attempt.terms, attempt.conjunctive)}).all()
+        need = len(attempt.terms) if attempt.conjunctive else 1
+        rows = conn.execute(pruned_sql, {**base, "match": list(attempt.terms), "need": need}).all()
         queries += 1
         if certified([float(r[1]) for r in rows], limit, attempt.rest_bound):
             matched = f"all of {len(attempt.terms)}" if attempt.conjunctive else f"any of {len(attempt.terms)}"
@@ -129,12 +144,15 @@ def bm25_top(
                 "scored": matched,
                 "queries": queries,
             }
-    rows = conn.execute(sql, {**base, "match": _tsquery([t.term for t in terms], False)}).all()
+    every_sql = text(_SCORE.format(candidates="", among="", filter=memory_filter))
+    rows = conn.execute(every_sql, base).all()
     info: dict[str, int | str] = {"terms": len(terms), "scored": "all postings", "queries": queries + 1}
     return [Hit(r[0], float(r[1])) for r in rows], info
 
 
-def _tsquery(lexemes: list[str] | tuple[str, ...], conjunctive: bool) -> str:
-    """``'a' | 'b'`` (or ``'a' & 'b'``) from lexemes, each quoted so that it is matched as itself."""
-    quoted = ("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
-    return (" & " if conjunctive else " | ").join(quoted)
+def _memory_filter(filters: Filters) -> str:
+    """The join that applies a type or tag filter to the scored memories; "" for a whole bank."""
+    if not (type_clause(filters)[0] or tag_clause(filters)[0]):
+        return ""
+    where, _ = where_clause(filters, bank_index=False)
+    return f"JOIN memory_units m ON m.id = s.unit_id WHERE {where}"

@@ -4,8 +4,10 @@
 in ``bm25_terms`` prove they cannot reach the top k. Here a bank of synthetic facts (common
 words such as a year or "moved" beside rarer names) is queried both ways: pruned (the
 threshold lowered so a small bank prunes) and by the single full statement tempr ran before
-the bounds existed, kept below as the oracle. The bounds themselves are checked against
-the memories, both as ingest maintains them and as migration 0006 backfills them.
+the bounds existed, kept below as the oracle (it reads the memories' tsvectors; tempr now reads
+``bm25_postings``, so the oracle also checks the postings). The bounds and the postings
+themselves are checked against the memories, both as ingest writes them and as migrations 0006
+and 0009 backfill them.
 """
 
 from __future__ import annotations
@@ -142,11 +144,49 @@ def test_bounds_hold_for_every_memory_as_ingest_and_the_migration_write_them(res
     assert backfilled == actual
 
 
-def test_the_text_index_leads_with_the_bank(resources) -> None:
-    """Migration 0007: a bank's keyword scan reads its own postings, not every bank's."""
+_POSTINGS = """
+SELECT u.lexeme, m.id::text, GREATEST(cardinality(u.positions), 1), m.doc_len
+FROM memory_units m, unnest(m.search_vector) AS u WHERE m.bank_id = :b
+"""
+
+
+def test_postings_hold_every_term_of_every_memory_as_ingest_and_the_migration_write_them(resources, bank) -> None:
+    """Migration 0009: BM25 reads ``bm25_postings``, one row per (term, memory) of the tsvectors."""
+    read = "SELECT term, unit_id::text, tf, doc_len FROM bm25_postings WHERE bank_id = :b"
+    with resources.engine.begin() as conn:
+        actual = sorted(conn.execute(text(_POSTINGS), {"b": bank}).all())
+        assert sorted(conn.execute(text(read), {"b": bank}).all()) == actual
+        assert any(tf > 1 for _, _, tf, _ in actual)
+        # On a database written before 0009: no postings, then the backfill.
+        conn.execute(text("DELETE FROM bm25_postings WHERE bank_id = :b"), {"b": bank})
+        migration = importlib.import_module("tempr.store.migrations.versions.0009_bm25_postings")
+        conn.execute(text(migration.BACKFILL))
+        backfilled = sorted(conn.execute(text(read), {"b": bank}).all())
+        conn.rollback()
+    assert backfilled == actual
+
+
+def test_bm25_reads_the_postings_index_and_no_text_index_is_left(resources, bank) -> None:
+    """The postings' key leads with (bank, term) and carries tf and doc_len: the score needs no heap row."""
     with resources.engine.connect() as conn:
         defs = dict(
-            conn.execute(text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_units'")).all()
+            conn.execute(
+                text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN ('memory_units', 'bm25_postings')")
+            ).all()
         )
-    assert "USING gin (bank_id, search_vector)" in defs["memory_units_bank_search"]
-    assert "memory_units_search_vector" not in defs
+    assert "(bank_id, term, unit_id) INCLUDE (tf, doc_len)" in defs["bm25_postings_pkey"]
+    assert not [d for d in defs.values() if "search_vector" in d]
+
+
+def test_a_deleted_bank_leaves_no_postings(resources) -> None:
+    """Postings carry no foreign key (its per-row check halved ingest's added cost): a trigger on
+    ``banks`` removes them with the bank, as the memories' cascade removes those."""
+    bank_id = f"t-bm25-gone-{uuid.uuid4().hex[:10]}"
+    facts = list(parse_array(list(synthetic.facts(20))))
+    settings = resources.settings.model_copy(update={"semantic_link_top_k": 0})
+    ingest_facts(bank_id, facts, IngestDeps(resources.engine, FakeEmbedder(), resources.extractor, settings))
+    count = text("SELECT count(*) FROM bm25_postings WHERE bank_id = :b")
+    with resources.engine.begin() as conn:
+        assert conn.execute(count, {"b": bank_id}).scalar_one() > 20
+        conn.execute(text("DELETE FROM banks WHERE id = :b"), {"b": bank_id})
+        assert conn.execute(count, {"b": bank_id}).scalar_one() == 0
