@@ -1,7 +1,7 @@
 """Writes for ingest. Everything for one batch runs inside the caller's transaction.
 
-A batch is COPYed into a temporary table first; units, their tsvectors and lengths are
-then inserted by one statement. Links to facts the bank already held come from one
+A batch is COPYed into a temporary table first; units, their tsvectors and lengths, and their
+BM25 postings are then inserted by one statement. Links to facts the bank already held come from one
 set-based query per link type (an HNSW k-NN / a date-range scan per staged unit, run
 before the batch is inserted); links among the batch are computed in memory by
 ``tempr.ingest.links``. BM25 term frequencies come from the stored tsvectors, once per batch.
