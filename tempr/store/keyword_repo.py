@@ -45,7 +45,9 @@ ORDER BY t.term
 # equal whatever order a plan sums them in, and ties then go by id: the same answer from every
 # plan (the bounds allow for it). The postings' primary key leads with (bank, term) and carries
 # tf and doc_len, so each term is one B-tree range and no heap row is read; a type or tag filter
-# joins the memories the aggregate kept, before the LIMIT.
+# joins the memories the aggregate kept, before the LIMIT. Each term's idf is picked from the
+# parameter array by position, not joined from an unnest: joined, the planner guessed 125
+# postings a term where a 1M bank had 29,000, and hashed the wrong side (BENCHMARKS.md).
 _SCORE = """
 WITH {candidates}scored AS (
     SELECT p.unit_id,
