@@ -43,7 +43,10 @@ ORDER BY t.term
 # only: the common terms' postings are read but never aggregated for memories that cannot win.
 # Scoring every posting needs no such list. Scores are rounded to 10 decimals so equal scores are
 # equal whatever order a plan sums them in, and ties then go by id: the same answer from every
-# plan (the bounds allow for it). The postings' primary key leads with (bank, term) and carries
+# plan (the bounds allow for it). Rounding (a numeric per row) cost more than the sum itself at
+# 1M facts, so only the rows that can still reach the top are rounded: a row whose unrounded
+# score is below the k-th best minus 1e-9 has k rows that beat it after rounding (which moves a
+# score by at most 5e-11), so ``cut`` drops it without changing the answer. The postings' primary key leads with (bank, term) and carries
 # tf and doc_len, so each term is one B-tree range and no heap row is read; a type or tag filter
 # joins the memories the aggregate kept, before the LIMIT. Each term's idf is picked from the
 # parameter array by position, not joined from an unnest: joined, the planner guessed 125
@@ -56,10 +59,13 @@ WITH {candidates}scored AS (
     FROM bm25_postings p
     WHERE p.bank_id = :filter_bank AND p.term = ANY(CAST(:terms AS text[])){among}
     GROUP BY p.unit_id
-)
-SELECT s.unit_id::text, round(CAST(s.raw AS numeric), 10)::float8 AS score
-FROM scored s {filter}
-ORDER BY score DESC, s.unit_id
+),
+kept AS MATERIALIZED (SELECT s.unit_id, s.raw FROM scored s {filter}),
+cut AS (SELECT min(top.raw) - 1e-9 AS raw FROM (SELECT raw FROM kept ORDER BY raw DESC LIMIT :limit) top)
+SELECT k.unit_id::text, round(CAST(k.raw AS numeric), 10)::float8 AS score
+FROM kept k, cut
+WHERE k.raw >= cut.raw
+ORDER BY score DESC, k.unit_id
 LIMIT :limit
 """
 _CANDIDATES = """candidates AS MATERIALIZED (
