@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from bench import banks, bulk_bank, embcache
+from bench import banks, bulk_bank, embcache, ivf_links
 from tempr.providers.embedder.fake import FakeEmbedder
 
 pytestmark = pytest.mark.integration
@@ -61,9 +61,18 @@ def _brute_force(vec: dict[str, np.ndarray], threshold: float, top_k: int) -> di
 
 
 @pytest.mark.timeout(240)
-def test_bulk_bank_writes_what_ingest_writes(resources, tmp_path) -> None:
+@pytest.mark.parametrize("linker", ["hnsw", "ivf"])
+def test_bulk_bank_writes_what_ingest_writes(resources, tmp_path, monkeypatch, linker) -> None:
+    """``ivf``: the bulk linker of large banks (``bench.ivf_links``), used here for a small one."""
+    calls: list[str] = []
+    if linker == "ivf":
+        monkeypatch.setattr(bulk_bank, "IVF_MIN_FACTS", 0)
+        real = ivf_links.link_bank
+        monkeypatch.setattr(
+            ivf_links, "link_bank", lambda engine, bank, *a, **k: calls.append(bank) or real(engine, bank, *a, **k)
+        )
     engine, s = resources.engine, resources.settings
-    seed = 19901  # the generator's facts for this seed, under bank ids no other test uses
+    seed = 19901 if linker == "hnsw" else 19902  # generator seeds under bank ids no other test uses
     cache = embcache.EmbeddingCache(tmp_path, FakeEmbedder, FakeEmbedder.space)
     bulk = banks.bank_id(N, seed)
     try:
@@ -95,6 +104,7 @@ def test_bulk_bank_writes_what_ingest_writes(resources, tmp_path) -> None:
 
         again = bulk_bank.ensure_banks([N], resources, cache, seed)
         assert again.builds[N].inserted == 0 and again.index_s == 0 and again.links[N] == 0
+        assert calls == ([bulk] if linker == "ivf" else [])  # once: the rerun found every block linked
     finally:
         if not bulk_bank.index_exists(engine):
             bulk_bank.create_index(engine)
