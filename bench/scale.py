@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from bench import banks, latency, report, stack, synthetic
+from bench import banks, bulk_bank, latency, report, stack, synthetic
 from bench.metrics import percentile
 from bench.progress import bar, log
 
@@ -299,7 +299,9 @@ def _built(cfg: ScaleConfig) -> str:
         return ""
     return (
         "Banks built in bulk (`--bulk`, `bench/bulk_bank.py`: the facts by ingest's own code without "
-        "semantic links, then one CREATE INDEX, then each fact's semantic links by ingest's HNSW query); the "
+        "semantic links, then one CREATE INDEX, then each fact's semantic links by ingest's HNSW query, or "
+        f"for a bank of {bulk_bank.IVF_MIN_FACTS:,} facts or more by exact top k within an inverted-file "
+        "partition of its vectors, `bench/ivf_links.py`); the "
     )
 
 
