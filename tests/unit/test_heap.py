@@ -20,7 +20,8 @@ def _unfrozen() -> Iterator[None]:
 def test_freezing_moves_what_exists_now_out_of_every_generation() -> None:
     warm = [{"model": i} for i in range(1000)]
     frozen = freeze_warm_heap(True, "test")
-    assert frozen == gc.get_freeze_count() >= len(warm)
+    # another thread of this test process (a worker's warm-up) may freeze too, so only ever more
+    assert len(warm) <= frozen <= gc.get_freeze_count()
     tracked = {id(o) for o in gc.get_objects()}  # what the generations hold (the permanent one aside)
     assert not tracked & {id(o) for o in warm}
 
