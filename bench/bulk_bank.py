@@ -124,14 +124,9 @@ def _watch_build(engine: Any, progress: Any, done: threading.Event) -> None:
 
 def link_bank(engine: Any, bank: str, settings: Any, threads: int = 2) -> tuple[float, int]:
     """Semantic links for every fact of ``bank`` (blocks already linked are skipped: a rerun resumes)."""
-    with engine.connect() as conn:
-        ids = [
-            r[0]
-            for r in conn.execute(text("SELECT id::text FROM memory_units WHERE bank_id = :b ORDER BY id"), {"b": bank})
-        ]
-    blocks = [ids[i : i + LINK_BLOCK] for i in range(0, len(ids), LINK_BLOCK)]
+    blocks = _blocks(engine, bank)
     started, added = time.perf_counter(), 0
-    with bar(len(ids), f"semantic links {bank}", "fact") as progress, ThreadPoolExecutor(threads) as pool:
+    with bar(sum(map(len, blocks)), f"semantic links {bank}", "fact") as progress, ThreadPoolExecutor(threads) as pool:
         for n_block, n_links in pool.map(lambda b: _link_block(engine, bank, b, settings), blocks):
             added += n_links
             progress.update(n_block)
@@ -141,33 +136,35 @@ def link_bank(engine: Any, bank: str, settings: Any, threads: int = 2) -> tuple[
 def fully_linked(engine: Any, bank: str) -> bool:
     """Whether every block of ``LINK_BLOCK`` facts (in id order) holds a semantic link already."""
     with engine.connect() as conn:
+        return all(_block_linked(conn, block) for block in _blocks(engine, bank))
+
+
+def _blocks(engine: Any, bank: str) -> list[list[str]]:
+    """The bank's memory ids in id order, ``LINK_BLOCK`` at a time: the unit a link pass resumes by."""
+    with engine.connect() as conn:
         ids = [
             r[0]
             for r in conn.execute(text("SELECT id::text FROM memory_units WHERE bank_id = :b ORDER BY id"), {"b": bank})
         ]
-        return all(
-            conn.execute(
-                text(
-                    "SELECT EXISTS (SELECT 1 FROM memory_links WHERE from_unit_id = ANY(CAST(:ids AS uuid[])) "
-                    "AND link_type = 'semantic')"
-                ),
-                {"ids": ids[i : i + LINK_BLOCK]},
-            ).scalar_one()
-            for i in range(0, len(ids), LINK_BLOCK)
-        )
+    return [ids[i : i + LINK_BLOCK] for i in range(0, len(ids), LINK_BLOCK)]
 
 
-def _link_block(engine: Any, bank: str, unit_ids: Sequence[str], settings: Any) -> tuple[int, int]:
-    top_k, threshold = settings.semantic_link_top_k, settings.semantic_link_threshold
-    with engine.begin() as conn:
-        linked = conn.execute(
+def _block_linked(conn: Any, unit_ids: Sequence[str]) -> bool:
+    return bool(
+        conn.execute(
             text(
                 "SELECT EXISTS (SELECT 1 FROM memory_links WHERE from_unit_id = ANY(CAST(:ids AS uuid[])) "
                 "AND link_type = 'semantic')"
             ),
             {"ids": list(unit_ids)},
         ).scalar_one()
-        if linked or top_k <= 0:
+    )
+
+
+def _link_block(engine: Any, bank: str, unit_ids: Sequence[str], settings: Any) -> tuple[int, int]:
+    top_k, threshold = settings.semantic_link_top_k, settings.semantic_link_threshold
+    with engine.begin() as conn:
+        if _block_linked(conn, unit_ids) or top_k <= 0:
             return len(unit_ids), 0
         found = nearest_in_bank(conn, bank, unit_ids, threshold=threshold, top_k=top_k)
         return len(unit_ids), ingest_repo.insert_links(conn, "semantic", found)

@@ -46,11 +46,12 @@ ORDER BY t.term
 # plan (the bounds allow for it). Rounding (a numeric per row) cost more than the sum itself at
 # 1M facts, so only the rows that can still reach the top are rounded: a row whose unrounded
 # score is below the k-th best minus 1e-9 has k rows that beat it after rounding (which moves a
-# score by at most 5e-11), so ``cut`` drops it without changing the answer. The postings' primary key leads with (bank, term) and carries
-# tf and doc_len, so each term is one B-tree range and no heap row is read; a type or tag filter
-# joins the memories the aggregate kept, before the LIMIT. Each term's idf is picked from the
-# parameter array by position, not joined from an unnest: joined, the planner guessed 125
-# postings a term where a 1M bank had 29,000, and hashed the wrong side (BENCHMARKS.md).
+# score by at most 5e-11), so ``cut`` drops it without changing the answer. The postings'
+# primary key leads with (bank, term) and carries tf and doc_len, so each term is one B-tree
+# range and no heap row is read; a type or tag filter joins the memories the aggregate kept,
+# before the LIMIT. Each term's idf is picked from the parameter array by position, not joined
+# from an unnest: joined, the planner guessed 125 postings a term where a 1M bank had 29,000,
+# and hashed the wrong side (BENCHMARKS.md).
 _SCORE = """
 WITH {candidates}scored AS (
     SELECT p.unit_id,
