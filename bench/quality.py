@@ -190,11 +190,12 @@ class Prepared:
 
 
 def prepare(conv: locomo.Conversation, q: locomo.Question, ctx: Any) -> Prepared:
-    from bench.ranker_data import sample_for
+    from bench.ranker_data import in_bank_space, sample_for
     from tempr.recall.pipeline import run_strategies
     from tempr.recall.plan import analyse
 
     asked = Asked(q)
+    ctx = in_bank_space(ctx, conv.bank_id)
     t0 = time.perf_counter()
     plan = analyse(conv.bank_id, _request(conv, q), ctx)
     t1 = time.perf_counter()

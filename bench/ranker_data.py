@@ -85,6 +85,16 @@ def sample_for(conv: locomo.Conversation, q: locomo.Question, plan: Any, results
     )
 
 
+def in_bank_space(ctx: Any, bank_id: str) -> Any:
+    """``ctx`` with the embedder of the bank's vector space, as ``recall`` resolves it: a plan made
+    by ``analyse`` directly must embed its query as the bank's facts were embedded."""
+    from tempr.store.banks_repo import bank_space
+
+    with ctx.engine.connect() as conn:
+        space = bank_space(conn, bank_id)
+    return ctx if space is None else ctx.for_space(space)
+
+
 def collect(conversations: Sequence[locomo.Conversation], ctx: Any) -> list[Sample]:
     """Run every question to the ranker's input (services must be up and the banks ingested)."""
     from bench.quality import _request
@@ -95,7 +105,7 @@ def collect(conversations: Sequence[locomo.Conversation], ctx: Any) -> list[Samp
     pairs = [(c, q) for c in conversations for q in c.questions]
     with bar(len(pairs), "ranker samples", "q") as progress:
         for conv, q in pairs:
-            plan = analyse(conv.bank_id, _request(conv, q), ctx)
+            plan = analyse(conv.bank_id, _request(conv, q), in_bank_space(ctx, conv.bank_id))
             out.append(sample_for(conv, q, plan, run_strategies(plan, ctx), ctx))
             progress.update(1)
     return out

@@ -49,11 +49,13 @@ class Settings(BaseSettings):
     """Redis for the recall cache, job records and idempotency keys; defaults to the Redis URL."""
 
     # --- models ------------------------------------------------------------
-    embedder: Literal["onnx", "onnx-int8", "torch", "minilm", "fake"] = answer("onnx")
-    """all-MiniLM-L6-v2 run by ONNX Runtime (the default; exported once into ``state_dir/models``, parity
-    with torch cosine >= 0.99), its int8 export with per-channel weights (``onnx-int8``, opt-in: 2.4x
-    the throughput, cosine 0.99 to the exact vectors, LoCoMo R@5 0.7 points lower on average), or the
-    sentence-transformers/torch original (``torch``; ``minilm`` is its former name). It decides the
+    embedder: Literal["onnx", "onnx-int8-mixed", "onnx-int8", "torch", "minilm", "fake"] = answer("onnx-int8-mixed")
+    """all-MiniLM-L6-v2 run by ONNX Runtime, exported once into ``state_dir/models``. The default,
+    ``onnx-int8-mixed``, is its int8 export with three MatMuls kept in float: 1.85x the exact
+    model's texts/s, cosine 0.995 to the exact vectors, LoCoMo recall@k within 0.3 points of the
+    exact model's at every k (BENCHMARKS.md, "A mixed int8 embedder"). ``onnx``: the exact export
+    (parity with torch, cosine >= 0.99); ``onnx-int8``: every MatMul in int8 (2.0x, R@5 0.6 lower);
+    ``torch``: the sentence-transformers original (``minilm`` is its former name). It decides the
     vector space of *new* banks: an existing bank is always embedded in its own (``embedder.spaces``)."""
     embed_batch_size: int = Field(16, ge=1)
     """Texts per model call. Small batches are faster on CPU: on the 2-core machine, 16 against 64

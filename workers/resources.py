@@ -164,14 +164,16 @@ def recall_context(
     that only fuses never loads the model; ``reranker`` is whatever scores candidates here (the
     configured cross-encoder, this process's batcher, or None for the RRF fallback). The learned
     ranker comes with the recall profile (``default``: the shipped model; ``seed``: None).
-    ``space``: the bank's vector space, so its query is embedded by that space's embedder.
+    ``space``: the bank's vector space, so its query is embedded by that space's embedder; None
+    (a caller that does not know the bank) gives the configured embedder, never the legacy space's
+    (``tempr.recall.pipeline.recall`` re-resolves the bank's own space either way).
     ``resources``: another process-wide set than ``get_resources()`` (the gateway's own)."""
     from tempr.recall.context import RecallContext
 
     res = resources or get_resources()
     return RecallContext(
         engine=res.engine,
-        embedder=res.embedder_for(space) if embedder else None,
+        embedder=(res.embedder if space is None else res.embedder_for(space)) if embedder else None,
         settings=res.settings,
         reranker=reranker,
         ranker=res.ranker,

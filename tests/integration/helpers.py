@@ -126,12 +126,16 @@ def ask(ctx: Any, bank: str, query: str, when: str = "2024-09-15T12:00:00+00:00"
     return recall(bank, RecallRequest.model_validate({"query": query, "query_timestamp": when, **kw}), ctx)
 
 
-def entry_context(resources: Any) -> Any:
-    """The in-process RecallContext a worker builds (the learned ranker, the row cache), so an
-    answer through the fleet can be compared with the entry point's exactly."""
+def entry_context(resources: Any, bank: str) -> Any:
+    """The in-process RecallContext a worker builds for ``bank`` (the learned ranker, the row
+    cache, the query embedded in the bank's own vector space), so an answer through the fleet can
+    be compared with the entry point's exactly."""
+    from tempr.store.banks_repo import bank_space
     from workers.resources import recall_context
 
-    return recall_context(embedder=True, resources=resources)
+    with resources.engine.connect() as conn:
+        space = bank_space(conn, bank)
+    return recall_context(embedder=True, resources=resources, space=space)
 
 
 def redis_db_url(redis_url: str, db: int) -> str:

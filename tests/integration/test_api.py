@@ -36,7 +36,7 @@ def comparable(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _direct(resources: Any, bank: str, body: dict[str, Any]) -> dict[str, Any]:
-    ctx = entry_context(resources)
+    ctx = entry_context(resources, bank)
     return recall(bank, RecallRequest.model_validate(body), ctx).model_dump(mode="json")
 
 

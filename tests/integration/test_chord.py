@@ -40,7 +40,7 @@ def comparable(response: RecallResponse) -> dict[str, Any]:
 
 
 def _direct(resources: Any, bank: str, request: RecallRequest) -> RecallResponse:
-    ctx = entry_context(resources)
+    ctx = entry_context(resources, bank)
     return recall(bank, request, ctx)
 
 

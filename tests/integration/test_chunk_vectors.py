@@ -22,6 +22,9 @@ from tempr.providers.entities import NoEntities
 from tempr.store import recall_repo
 
 pytestmark = pytest.mark.integration
+SAME_TEXT = 0.99
+"""Cosine of one text's vectors embedded in two batches: the default (int8) export scales
+activations per batch, so a text's vector moves slightly with its batch (1.0 with the exact export)."""
 TURN = "Alice: I finally started at Helix Health last week, a hospital software company."
 FACTS = [
     {"id": "f1", "text": "Alice joined Helix Health.", "document_id": "s1", "chunk": {"id": "s1:t1", "text": TURN}},
@@ -116,7 +119,7 @@ def test_on_the_workers_the_embed_chunks_task_follows_an_ingest(resources: Any, 
     assert answer["inserted"] == 3 and answer["chunks"] == 2
     stored = _wait_for_vectors(resources, bank_id, 2)
     expected = resources.embedder.embed([TURN])[0]  # the worker embeds in the bank's space, the configured one
-    assert float(np.dot(stored["s1:t1"], expected)) == pytest.approx(1.0, abs=1e-4)
+    assert float(np.dot(stored["s1:t1"], expected)) >= SAME_TEXT
 
 
 def test_an_import_through_the_fleet_gets_its_chunk_vectors(
@@ -182,7 +185,7 @@ def test_db_embed_chunks_cli_embeds_a_bank_and_reports_json(resources: Any, bank
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"chunks_embedded": {bank_id: 2}}
     assert f"{bank_id}: 2 chunks embedded" in done.stderr
     stored = _chunk_vectors(resources, bank_id)
-    assert float(np.dot(stored["s1:t1"], resources.embedder.embed([TURN])[0])) == pytest.approx(1.0, abs=1e-4)
+    assert float(np.dot(stored["s1:t1"], resources.embedder.embed([TURN])[0])) >= SAME_TEXT
 
 
 def test_db_embed_chunks_names_an_unknown_bank(resources: Any) -> None:

@@ -63,7 +63,7 @@ def test_failed_and_timed_out_strategies_degrade_the_answer(
     assert job.status()["status"] == "succeeded"
 
     # The same fusion of the surviving strategies, in process.
-    ctx = entry_context(resources)
+    ctx = entry_context(resources, bank)
     with resources.engine.connect() as conn:
         version = banks_repo.bank_state(conn, bank)[0]
     plan = analyse(bank, request, ctx, version=version)

@@ -52,7 +52,7 @@ def test_recall_through_rabbitmq(resources: Any, sample_facts: Path, rabbit_work
     request = RecallRequest(query="Which city did Bob move to?", query_timestamp=datetime(2024, 6, 1, tzinfo=UTC))
     got = recall_async(bank, request, app=rabbit_worker.app).get(timeout=90)
     assert rabbit_worker.app.conf.broker_url.startswith("amqp://")
-    ctx = entry_context(resources)
+    ctx = entry_context(resources, bank)
     expected = recall(bank, request, ctx)
     assert [(r.id, r.scores) for r in got.results] == [(r.id, r.scores) for r in expected.results]
     assert got.cache == "miss" and got.results

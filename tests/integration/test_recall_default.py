@@ -7,6 +7,7 @@ checks that the default beats one cosine query where the answer needs a time win
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tempr.core.rank_features import FEATURE_NAMES
@@ -179,7 +180,10 @@ def test_a_query_that_names_someone_is_also_ranked_on_its_topic(default_ctx, tra
     query = "Where did Priya fly on March 5, 2024?"
     plan = analyse(travel_bank, RecallRequest.model_validate({"query": query, "query_timestamp": REF}), default_ctx)
     expected = default_ctx.embedder.embed(["Where did someone fly on March 5, 2024?"])[0]
-    assert plan.focus == pytest.approx([float(x) for x in expected], abs=1e-5)
+    alone = default_ctx.embedder.embed([query])[0]
+    # the default (int8) export scales activations per batch, so a text's vector moves slightly with
+    # the batch it was embedded in (cosine >= 0.99); the exact export gives the same vector alone
+    assert float(np.dot(plan.focus, expected)) >= 0.99 > float(np.dot(plan.focus, alone))
     assert plan.windows  # the anchors' and the focus' vectors came from one batch without mixing them up
     response = ask(default_ctx, travel_bank, query, trace=True)
     features = response.trace["rerank"]["features"]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tempr.providers.embedder.minilm import MiniLMEmbedder
-from tempr.providers.embedder.onnx import OnnxMiniLMEmbedder, ensure_export
+from tempr.providers.embedder.onnx import KEPT_IN_FLOAT, OnnxMiniLMEmbedder, ensure_export
 
 SAMPLE = Path(__file__).resolve().parents[2] / "tempr" / "data" / "sample_bank.jsonl"
 
@@ -55,10 +55,33 @@ def test_int8_variant_is_close_but_not_parity(cache_dir: Path, texts: list[str])
     """The default int8 export (per-channel weights) stays close to the exact vectors: measured mean
     cosine 0.992, minimum 0.984 on 600 LoCoMo facts (per-tensor weights gave 0.965 / 0.931)."""
     exact = OnnxMiniLMEmbedder(cache_dir=cache_dir).embed(texts)
-    quantized = OnnxMiniLMEmbedder(cache_dir=cache_dir, quantized=True).embed(texts)
+    quantized = OnnxMiniLMEmbedder(cache_dir=cache_dir, variant="int8").embed(texts)
     cosine = (exact * quantized).sum(axis=1)
     assert cosine.mean() >= 0.98 and cosine.min() >= 0.95
     assert np.allclose(np.linalg.norm(quantized, axis=1), 1.0, atol=1e-4)
+
+
+def test_mixed_int8_keeps_its_three_matmuls_in_float_and_moves_vectors_less(cache_dir: Path, texts: list[str]) -> None:
+    """The mixed export's float MatMuls are named after the exported graph's nodes: an export that
+    renamed them would silently quantise everything, so the names are checked in both graphs."""
+    import onnx
+
+    exact_graph = onnx.load(str(ensure_export(cache_dir))).graph
+    mixed_graph = onnx.load(str(ensure_export(cache_dir, variant="int8-mixed"))).graph
+    assert set(KEPT_IN_FLOAT) <= {n.name for n in exact_graph.node if n.op_type == "MatMul"}
+    assert set(KEPT_IN_FLOAT) <= {n.name for n in mixed_graph.node if n.op_type == "MatMul"}
+    assert sum(n.op_type == "MatMulInteger" for n in mixed_graph.node) == 36 - len(KEPT_IN_FLOAT)
+    exact = OnnxMiniLMEmbedder(cache_dir=cache_dir).embed(texts)
+    int8 = OnnxMiniLMEmbedder(cache_dir=cache_dir, variant="int8").embed(texts)
+    mixed = OnnxMiniLMEmbedder(cache_dir=cache_dir, variant="int8-mixed")
+    assert mixed.space != OnnxMiniLMEmbedder(cache_dir=cache_dir, variant="int8").space
+    vectors = mixed.embed(texts)
+    assert (exact * vectors).sum(axis=1).mean() > (exact * int8).sum(axis=1).mean()
+    assert (exact * vectors).sum(axis=1).min() >= 0.97
+    # activations are quantised with one scale per batch, so a text's vector moves slightly with the
+    # texts it is batched with: the price of the speed, kept small
+    alone = np.vstack([mixed.embed([t]) for t in texts[:10]])
+    assert (alone * vectors[:10]).sum(axis=1).min() >= 0.99
 
 
 def test_a_forked_child_opens_its_own_session(cache_dir: Path, texts: list[str]) -> None:

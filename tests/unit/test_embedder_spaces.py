@@ -22,8 +22,9 @@ class _Other(FakeEmbedder):
 def test_each_embedder_kind_writes_one_space_and_the_exact_ones_share_it() -> None:
     assert {spaces.space_of(k) for k in ("onnx", "torch", "minilm")} == {spaces.EXACT}
     assert spaces.space_of("onnx-int8") == spaces.INT8 != spaces.EXACT
+    assert spaces.space_of("onnx-int8-mixed") == spaces.INT8_MIXED not in (spaces.INT8, spaces.EXACT)
     assert spaces.space_of("fake") == FakeEmbedder.space == spaces.FAKE
-    for kind in ("onnx", "onnx-int8", "fake"):
+    for kind in ("onnx", "onnx-int8", "onnx-int8-mixed", "fake"):
         assert spaces.space_of(spaces.kind_for(spaces.space_of(kind))) == spaces.space_of(kind)
 
 
@@ -65,3 +66,26 @@ def test_recall_embeds_the_query_in_the_banks_space() -> None:
         no_resolver.for_space(spaces.INT8)
     later = RecallContext(engine=None, embedder=None, settings=Settings())  # type: ignore[arg-type]
     assert later.for_space(spaces.INT8) is later  # the steps after analysis never embed
+
+
+def test_a_recall_context_without_a_bank_embeds_with_the_configured_embedder() -> None:
+    """No space means "the bank is not known here", not "a legacy bank": with a quantised export
+    configured, a plan made from such a context must embed as that export (a benchmark that called
+    ``analyse`` directly once embedded its questions with the exact model against int8 facts)."""
+    from types import SimpleNamespace
+
+    from workers.resources import recall_context
+
+    configured, other = FakeEmbedder(), _Other()
+    asked: list[str | None] = []
+
+    def embedder_for(space: str | None) -> Any:
+        asked.append(space)
+        return configured if space == configured.space else other
+
+    res = SimpleNamespace(
+        engine=None, embedder=configured, embedder_for=embedder_for, settings=Settings(), ranker=None, unit_cache=None
+    )
+    assert recall_context(resources=res).embedder is configured and asked == []  # type: ignore[arg-type]
+    assert recall_context(resources=res, space=spaces.INT8).embedder is other  # type: ignore[arg-type]
+    assert recall_context(resources=res, embedder=False).embedder is None  # type: ignore[arg-type]

