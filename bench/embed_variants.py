@@ -8,7 +8,7 @@ ingest embeds (the LoCoMo dev facts and, separately, their source chunks): texts
 batch size (median of ``--rounds``, variants interleaved within a round so machine load moves them
 alike), one query's p50, and each variant's cosine to the exact vectors (mean and minimum over the
 facts). The recall side is `tempr ranker train --cv-seeds 5` with ``TEMPR_EMBEDDER`` set to each
-(BENCHMARKS.md, "A mixed int8 embedder"). ``--write`` puts the table in BENCHMARKS.md (section
+(BENCHMARKS.md, "The quantised embedders rechecked"). ``--write`` puts the table in BENCHMARKS.md (section
 embed_variants).
 """
 

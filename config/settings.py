@@ -49,12 +49,12 @@ class Settings(BaseSettings):
     """Redis for the recall cache, job records and idempotency keys; defaults to the Redis URL."""
 
     # --- models ------------------------------------------------------------
-    embedder: Literal["onnx", "onnx-int8-mixed", "onnx-int8", "torch", "minilm", "fake"] = answer("onnx-int8-mixed")
+    embedder: Literal["onnx", "onnx-int8", "onnx-int8-mixed", "torch", "minilm", "fake"] = answer("onnx-int8")
     """all-MiniLM-L6-v2 run by ONNX Runtime, exported once into ``state_dir/models``. The default,
-    ``onnx-int8-mixed``, is its int8 export with three MatMuls kept in float: 1.85x the exact
-    model's texts/s, cosine 0.995 to the exact vectors, LoCoMo recall@k within 0.3 points of the
-    exact model's at every k (BENCHMARKS.md, "A mixed int8 embedder"). ``onnx``: the exact export
-    (parity with torch, cosine >= 0.99); ``onnx-int8``: every MatMul in int8 (2.0x, R@5 0.6 lower);
+    ``onnx-int8``, is its int8 export (weights per channel): 2.0x the exact model's texts/s, cosine
+    0.992 to the exact vectors, LoCoMo recall@k -0.04 to +0.43 points against the exact model's
+    (BENCHMARKS.md, "The quantised embedders rechecked"). ``onnx-int8-mixed``: three MatMuls kept in
+    float (1.85x, cosine 0.995); ``onnx``: the exact export (parity with torch, cosine >= 0.99);
     ``torch``: the sentence-transformers original (``minilm`` is its former name). It decides the
     vector space of *new* banks: an existing bank is always embedded in its own (``embedder.spaces``)."""
     embed_batch_size: int = Field(16, ge=1)

@@ -22,7 +22,7 @@ from tempr.providers.entities import NoEntities
 from tempr.store import recall_repo
 
 pytestmark = pytest.mark.integration
-SAME_TEXT = 0.99
+SAME_TEXT = 0.98
 """Cosine of one text's vectors embedded in two batches: the default (int8) export scales
 activations per batch, so a text's vector moves slightly with its batch (1.0 with the exact export)."""
 TURN = "Alice: I finally started at Helix Health last week, a hospital software company."

@@ -182,8 +182,8 @@ def test_a_query_that_names_someone_is_also_ranked_on_its_topic(default_ctx, tra
     expected = default_ctx.embedder.embed(["Where did someone fly on March 5, 2024?"])[0]
     alone = default_ctx.embedder.embed([query])[0]
     # the default (int8) export scales activations per batch, so a text's vector moves slightly with
-    # the batch it was embedded in (cosine >= 0.99); the exact export gives the same vector alone
-    assert float(np.dot(plan.focus, expected)) >= 0.99 > float(np.dot(plan.focus, alone))
+    # the batch it was embedded in (cosine >= 0.98); the exact export gives the same vector alone
+    assert float(np.dot(plan.focus, expected)) >= 0.98 > float(np.dot(plan.focus, alone))
     assert plan.windows  # the anchors' and the focus' vectors came from one batch without mixing them up
     response = ask(default_ctx, travel_bank, query, trace=True)
     features = response.trace["rerank"]["features"]

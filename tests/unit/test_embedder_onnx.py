@@ -55,10 +55,16 @@ def test_int8_variant_is_close_but_not_parity(cache_dir: Path, texts: list[str])
     """The default int8 export (per-channel weights) stays close to the exact vectors: measured mean
     cosine 0.992, minimum 0.984 on 600 LoCoMo facts (per-tensor weights gave 0.965 / 0.931)."""
     exact = OnnxMiniLMEmbedder(cache_dir=cache_dir).embed(texts)
-    quantized = OnnxMiniLMEmbedder(cache_dir=cache_dir, variant="int8").embed(texts)
+    model = OnnxMiniLMEmbedder(cache_dir=cache_dir, variant="int8")
+    quantized = model.embed(texts)
     cosine = (exact * quantized).sum(axis=1)
     assert cosine.mean() >= 0.98 and cosine.min() >= 0.95
     assert np.allclose(np.linalg.norm(quantized, axis=1), 1.0, atol=1e-4)
+    # one activation scale per batch: a text's vector moves slightly with its batch (README; 0.990
+    # at worst measured on these texts)
+    alone = np.vstack([model.embed([t]) for t in texts[:10]])
+    assert (alone * quantized[:10]).sum(axis=1).min() >= 0.98
+    assert np.array_equal(model.embed(texts), quantized)  # the same input, the same vectors
 
 
 def test_mixed_int8_keeps_its_three_matmuls_in_float_and_moves_vectors_less(cache_dir: Path, texts: list[str]) -> None:

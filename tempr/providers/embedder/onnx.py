@@ -32,7 +32,7 @@ VARIANTS = {"exact": ("", EXACT), "int8": ("-int8pc", INT8), "int8-mixed": ("-in
 KEPT_IN_FLOAT = tuple(f"/model/encoder/layer.{i}/output/dense/MatMul" for i in range(3))
 """The three MatMuls whose int8 versions moved the vectors most, each quantised alone (the feed-forward
 down-projections of layers 0-2, whose GELU inputs have the widest range): ``int8-mixed`` keeps them
-in float (BENCHMARKS.md, "A mixed int8 embedder")."""
+in float (BENCHMARKS.md, "The quantised embedders rechecked")."""
 
 
 def model_dir() -> Path:
