@@ -685,7 +685,12 @@ def test_fetch_units_reads_cosine_and_chunk_text_in_the_same_statement(resources
         assert {k: v for k, v in full[i].items() if k not in ("cosine", "chunk_text", "chunk_cosine")} == plain[i]
         assert full[i]["cosine"] == pytest.approx(exact[i], abs=1e-6)
     shared = chunks["chat-2022-06-03"]["text"]
-    chunk_vec = _embed(resources, shared)
+    with resources.engine.connect() as conn:  # the stored vector: a quantised embedder's depends on its batch
+        stored = conn.execute(
+            text("SELECT embedding FROM chunks WHERE bank_id = :b AND id = 'chat-2022-06-03'"), {"b": bank}
+        ).scalar_one()
+    chunk_vec = np.asarray(stored.to_list() if hasattr(stored, "to_list") else stored, dtype=np.float64)
+    assert float(np.dot(chunk_vec, _embed(resources, shared))) >= 0.98  # and it is that chunk's text
     expected = float(sum(a * b for a, b in zip(vec, chunk_vec, strict=True)))
     assert full[ids["a01"]]["chunk_cosine"] == full[ids["a02"]]["chunk_cosine"] == pytest.approx(expected, abs=1e-5)
     assert full[ids["a07"]]["chunk_cosine"] is None  # no chunk
