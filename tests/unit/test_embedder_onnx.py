@@ -136,3 +136,23 @@ def test_the_threads_setting_reaches_the_session_and_keeps_the_vectors(
     monkeypatch.setenv("TEMPR_EMBEDDER_THREADS", "-1")
     with pytest.raises(ConfigError):
         load_settings()
+
+
+def test_building_a_quantised_export_leaves_the_root_logger_alone(cache_dir: Path, tmp_path: Path) -> None:
+    """onnxruntime's quantiser logs through the root logger; in the process that asked for the export,
+    that first use configured it (``logging.basicConfig``) before Celery set up the worker's log format,
+    and the worker then wrote its job lines without ``job=`` (CI failed on a machine with no cached
+    export). The build runs in a child process, so no handler appears here."""
+    import logging
+    import shutil
+
+    exact = ensure_export(cache_dir)
+    shutil.copy(exact, tmp_path / exact.name)  # only the quantisation runs (seconds, not the torch export)
+    root = logging.getLogger()
+    before = list(root.handlers)
+    del root.handlers[:]  # as in a fresh worker: no handler yet (pytest's are put back below)
+    try:
+        built = ensure_export(tmp_path, variant="int8")
+        assert built.exists() and root.handlers == []
+    finally:
+        root.handlers[:] = before

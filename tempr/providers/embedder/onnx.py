@@ -61,17 +61,29 @@ def ensure_export(cache_dir: Path, *, variant: str = "exact") -> Path:
         source = ensure_export(cache_dir)
         with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
             out = Path(tmp) / target.name
-            _quantize_per_channel(source, out, keep=KEPT_IN_FLOAT if variant == "int8-mixed" else ())
+            _in_child("_quantize", str(source), str(out), variant)
             os.replace(out, target)
         return target
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         out = Path(tmp) / target.name
-        # In a child process: torch's thread pools must never start in a Celery parent that then
-        # forks its pool (the children hang on their first tensor op).
-        code = "import sys; from pathlib import Path; from tempr.providers.embedder.onnx import _export; _export(Path(sys.argv[1]))"
-        subprocess.run([sys.executable, "-c", code, str(out)], check=True)
+        _in_child("_export", str(out))
         os.replace(out, target)
     return target
+
+
+def _in_child(function: str, *args: str) -> None:
+    """Run one of this module's build steps in a child interpreter.
+
+    torch's thread pools must never start in a Celery parent that then forks its pool (the children
+    hang on their first tensor op), and onnxruntime's quantiser logs through the root logger, whose
+    first use configures it (``logging.basicConfig``) before Celery sets up the worker's log format:
+    the worker's lines then lose their ``job=`` field and level prefix."""
+    code = f"import sys; from tempr.providers.embedder import onnx; onnx.{function}(*sys.argv[1:])"
+    subprocess.run([sys.executable, "-c", code, *args], check=True)
+
+
+def _quantize(source: str, out: str, variant: str) -> None:
+    _quantize_per_channel(Path(source), Path(out), keep=KEPT_IN_FLOAT if variant == "int8-mixed" else ())
 
 
 def _quantize_per_channel(source: Path, out: Path, *, keep: Sequence[str] = ()) -> None:
@@ -93,7 +105,7 @@ def _quantize_per_channel(source: Path, out: Path, *, keep: Sequence[str] = ()) 
     )
 
 
-def _export(out: Path) -> None:
+def _export(out: Path | str) -> None:
     import torch
     from transformers import AutoModel
 
