@@ -24,24 +24,53 @@ def semantic_candidates(
     ids: Sequence[str], vectors: np.ndarray, *, threshold: float, top_k: int, block: int = 1024
 ) -> dict[str, list[Candidate]]:
     """Each unit's ``top_k`` most similar other units of the batch with cosine >= threshold (exact)."""
-    out: dict[str, list[Candidate]] = {u: [] for u in ids}
-    n = len(ids)
-    if n < 2 or top_k <= 0:
-        return out
     mat = np.asarray(vectors, dtype=np.float32)
-    k = min(top_k, n - 1)
-    for start in range(0, n, block):
-        sims = mat[start : start + block] @ mat.T
-        rows = np.arange(sims.shape[0])
-        sims[rows, rows + start] = -np.inf  # never link a unit to itself
-        best = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+    return nearest_among(ids, mat, ids, mat, threshold=threshold, top_k=top_k, block=block)
+
+
+def nearest_among(
+    ids: Sequence[str],
+    vectors: np.ndarray,
+    other_ids: Sequence[str],
+    others: np.ndarray,
+    *,
+    threshold: float,
+    top_k: int,
+    block: int = 1024,
+) -> dict[str, list[Candidate]]:
+    """Each unit's ``top_k`` most similar of ``others`` with cosine >= threshold (exact), never itself.
+
+    Both matrices hold rows of unit length (``unit_rows``), so a dot product is the cosine. For a
+    bank small enough to be searched exactly, its vectors are read page by page and compared here,
+    instead of a k-NN query per new fact: a publish's later blocks searched the earlier ones that way
+    at about 0.2 us per memory per fact (BENCHMARKS.md, "A publish's links by matrix products")."""
+    out: dict[str, list[Candidate]] = {u: [] for u in ids}
+    k = min(top_k, len(other_ids))
+    if not len(ids) or k <= 0:
+        return out
+    where = {u: j for j, u in enumerate(other_ids)}
+    for start in range(0, len(ids), block):
+        sims = vectors[start : start + block] @ others.T
+        for r, me in enumerate(ids[start : start + block]):
+            if me in where:
+                sims[r, where[me]] = -np.inf  # never link a unit to itself
+        best = np.argpartition(sims, sims.shape[1] - k, axis=1)[:, -k:]
         for r, cols in enumerate(best):
             me = ids[start + r]
             for c in cols:
                 cos = float(sims[r, c])
                 if cos >= threshold:
-                    out[me].append((1.0 - cos, ids[c], min(1.0, cos)))
+                    out[me].append((1.0 - cos, other_ids[c], min(1.0, cos)))
     return out
+
+
+def unit_rows(vectors: np.ndarray, *, copy: bool = True) -> np.ndarray:
+    """Rows scaled to unit length (cosine as a dot product), as pgvector's ``<=>`` computes it;
+    ``copy=False`` scales a float32 matrix in place."""
+    mat = np.array(vectors, dtype=np.float32, copy=copy)
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    mat /= np.where(norms > 0, norms, 1.0)
+    return mat
 
 
 def temporal_candidates(
@@ -72,3 +101,13 @@ def merge_top_k(
         best = heapq.nsmallest(top_k, mine + existing.get(unit, []), key=lambda c: (c[0], c[1]))
         links.extend((unit, other, weight) for _, other, weight in best)
     return links
+
+
+def keep_top_k(
+    found: dict[str, list[Candidate]], more: dict[str, list[Candidate]], top_k: int
+) -> dict[str, list[Candidate]]:
+    """Each unit's best ``top_k`` over two candidate lists (a bank searched page by page)."""
+    out = dict(found)
+    for unit, mine in more.items():
+        out[unit] = heapq.nsmallest(top_k, out.get(unit, []) + mine, key=lambda c: (c[0], c[1]))
+    return out

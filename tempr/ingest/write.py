@@ -67,18 +67,23 @@ def write_batch(
 def _semantic_links(
     conn: Connection, bank_id: str, rows: list[dict[str, Any]], had_units: bool, s: Settings
 ) -> list[tuple[str, str, float]]:
-    """Each new unit's k nearest (cosine >= threshold) among the batch (in memory) and the bank (one query)."""
+    """Each new unit's k nearest (cosine >= threshold) among the batch and the bank: in memory, or for a
+    bank too large to read whole, one query through the HNSW index."""
     ids = [str(r["id"]) for r in rows]
     vectors = np.vstack([np.asarray(r["embedding"], dtype=np.float32) for r in rows])
-    batch = links.semantic_candidates(ids, vectors, threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k)
-    existing = (
-        repo.existing_semantic_candidates(
-            conn, bank_id, threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k
-        )
-        if had_units and s.semantic_link_top_k > 0
-        else {}
-    )
-    return links.merge_top_k(batch, existing, s.semantic_link_top_k)
+    threshold, k = s.semantic_link_threshold, s.semantic_link_top_k
+    batch = links.semantic_candidates(ids, vectors, threshold=threshold, top_k=k)
+    existing: dict[str, list[links.Candidate]] = {}
+    if had_units and k > 0:
+        if repo.exact_link_search(conn, bank_id):
+            unit = links.unit_rows(vectors)
+            for bank_ids, bank_mat in repo.bank_vector_pages(conn, bank_id):
+                others = links.unit_rows(bank_mat, copy=False)
+                page = links.nearest_among(ids, unit, bank_ids, others, threshold=threshold, top_k=k)
+                existing = links.keep_top_k(existing, page, k)
+        else:
+            existing = repo.existing_semantic_candidates(conn, bank_id, threshold=threshold, top_k=k)
+    return links.merge_top_k(batch, existing, k)
 
 
 def _temporal_links(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -268,11 +268,12 @@ def sorting_off(conn: Connection) -> Iterator[None]:
 
 
 LINK_EXACT_MAX_UNITS = ANN_INDEX_MIN_UNITS
-"""Exact k-NN per staged fact costs about 0.2 us per bank memory (2,000 facts into a 6,000-memory
-bank: 5.8 s), the HNSW walk about 0.3 ms whatever the size (0.55 s): past a few thousand memories
-the index wins by far. (Recall searches exactly up to 20,000: one query, where exactness is
-worth more than throughput.) The same number decides which banks' memories the index holds, so
-the index path always finds the whole bank there."""
+"""Up to this size a bank's links are found exactly: its vectors read once per batch (about 10 us a
+memory: 4,750 in 45-60 ms) and compared in one matrix product (``tempr.ingest.links.nearest_among``).
+The HNSW walk costs about 0.3 ms a new fact whatever the size, so a small batch into a large bank
+is cheaper through the index. (A k-NN query per fact, the exact path before, cost about 0.2 us per
+memory per fact: 2,000 facts into a 6,000-memory bank took 5.8 s.) The same number decides which
+banks' memories the index holds, so the index path always finds the whole bank there."""
 
 
 LINK_EF_SEARCH = 64
@@ -281,29 +282,48 @@ LINK_EF_SEARCH = 64
 (40: 2.4-2.6 s, 95.8 %). Links are approximate either way; ingest runs this once per fact."""
 
 
+def exact_link_search(conn: Connection, bank_id: str) -> bool:
+    """Whether new facts are linked to the bank's memories by an exact search (``bank_vectors`` and
+    one matrix product) rather than the HNSW index (``existing_semantic_candidates``)."""
+    return bank_size(conn, bank_id) <= LINK_EXACT_MAX_UNITS
+
+
+def bank_vector_pages(conn: Connection, bank_id: str, page: int = 128) -> Iterator[tuple[list[str], Any]]:
+    """Every memory of a (small) bank, ``page`` at a time: ids and their vectors as a float32 matrix.
+
+    Streamed (a server-side cursor), so an import holds one page beside its chunk, never the bank.
+    Read as ``vector_send``'s bytes (a 4-byte header, then big-endian float32s), a page decoded in one
+    call: parsing pgvector's text form costs about 50 us a vector.
+    """
+    import numpy as np
+
+    sql = text("SELECT id::text, vector_send(embedding) FROM memory_units WHERE bank_id = :b")
+    result = conn.execute(sql, {"b": bank_id}, execution_options={"stream_results": True, "max_row_buffer": page})
+    for rows in result.partitions(page):
+        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=">f4").reshape(len(rows), -1)
+        yield [r[0] for r in rows], raw[:, 1:].astype(np.float32)
+
+
 def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: float, top_k: int) -> Candidates:
-    """For each staged unit, its k nearest units already in the bank (cosine >= threshold), in one query.
+    """For each staged unit, its k nearest units already in a large bank (cosine >= threshold), in one
+    query through the HNSW index, with the iterative scan so that other banks' vectors in the shared
+    index do not starve it. A bank small enough for an exact search is not asked here
+    (``exact_link_search``): its vectors are read once and compared in memory.
 
     Run before the batch is inserted, so the bank holds only earlier facts; links among the
-    batch itself are computed in memory (``tempr.ingest.links``). A bank of at most
-    ``LINK_EXACT_MAX_UNITS`` memories is searched exactly (its rows through the bank index, every
-    distance computed); a larger one through the HNSW index, with the iterative scan so that
-    other banks' vectors in the shared index do not starve it.
+    batch itself are computed in memory (``tempr.ingest.links``).
     """
-    exact = bank_size(conn, bank_id) <= LINK_EXACT_MAX_UNITS
-    order = "(m.embedding <=> n.embedding) + 0" if exact else "m.embedding <=> n.embedding"
-    if not exact:
-        set_ann_scan(conn, max(top_k, LINK_EF_SEARCH))
-    with nullcontext() if exact else sorting_off(conn):
+    set_ann_scan(conn, max(top_k, LINK_EF_SEARCH))
+    with sorting_off(conn):
         rows = conn.execute(
-            text(f"""
+            text("""
             SELECT n.id::text, nb.id::text, nb.dist
             FROM ingest_batch n
             CROSS JOIN LATERAL (
                 SELECT m.id, m.embedding <=> n.embedding AS dist
                 FROM memory_units m
-                WHERE m.bank_id = :b{"" if exact else " AND m.ann_indexed"}
-                ORDER BY {order}
+                WHERE m.bank_id = :b AND m.ann_indexed
+                ORDER BY m.embedding <=> n.embedding
                 LIMIT :k
             ) nb
             WHERE nb.dist <= 1.0 - :threshold

@@ -114,11 +114,13 @@ def test_ingest_task_through_a_worker(resources, worker, bank_id: str) -> None:
 def test_link_queries_match_brute_force_in_one_publish_transaction(resources, bank_id: str, monkeypatch) -> None:
     """The link queries, written so their plans cannot depend on statistics (a bank grown inside
     a publish's own transaction looks like one row to the planner), still return exactly the k
-    nearest: in time with ties by id, and by cosine (exact search; the HNSW path finds nearly all)."""
+    nearest: in time with ties by id, and by cosine (exact search over the bank's vectors read once; the
+    HNSW path finds nearly all)."""
     from datetime import UTC, datetime, timedelta
 
     import numpy as np
 
+    from tempr.ingest.links import keep_top_k, nearest_among, unit_rows
     from tempr.ingest.pipeline import IngestReport, prepare_rows
     from tempr.ingest.write import write_batch
     from tempr.store import ingest_repo
@@ -149,8 +151,15 @@ def test_link_queries_match_brute_force_in_one_publish_transaction(resources, ba
             new, _ = prepare_rows(bank_id, facts("b", 30), deps, report, None)
             ingest_repo.stage_batch(conn, new)
             temporal = ingest_repo.existing_temporal_candidates(conn, bank_id, window_hours=window, top_k=k)
-            exact = ingest_repo.existing_semantic_candidates(conn, bank_id, threshold=0.0, top_k=k)
+            assert ingest_repo.exact_link_search(conn, bank_id)
+            new_ids = [str(r["id"]) for r in new]
+            new_mat = np.array([r["embedding"] for r in new], dtype=np.float32)
+            exact: dict = {}
+            for bank_ids, bank_mat in ingest_repo.bank_vector_pages(conn, bank_id, page=25):  # three pages
+                page = nearest_among(new_ids, unit_rows(new_mat), bank_ids, unit_rows(bank_mat), threshold=0.0, top_k=k)
+                exact = keep_top_k(exact, page, k)
             monkeypatch.setattr(ingest_repo, "LINK_EXACT_MAX_UNITS", 10)
+            assert not ingest_repo.exact_link_search(conn, bank_id)
             ann = ingest_repo.existing_semantic_candidates(conn, bank_id, threshold=0.0, top_k=k)
         finally:
             tx.rollback()

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tempr.ingest.links import merge_top_k, semantic_candidates, temporal_candidates
+from tempr.ingest.links import merge_top_k, nearest_among, semantic_candidates, temporal_candidates, unit_rows
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -56,3 +56,35 @@ def test_merge_keeps_nearest_of_batch_and_bank() -> None:
     batch = {"a": [(0.1, "b", 0.9), (0.5, "c", 0.5)], "b": []}
     bank = {"a": [(0.2, "old1", 0.8), (0.05, "old2", 0.95)], "b": [(0.3, "old1", 0.7)]}
     assert merge_top_k(batch, bank, 2) == [("a", "old2", 0.95), ("a", "b", 0.9), ("b", "old1", 0.7)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 20),
+    m=st.integers(0, 30),
+    k=st.integers(1, 6),
+    threshold=st.floats(-0.5, 0.9),
+    seed=st.integers(0, 10_000),
+)
+def test_nearest_among_a_bank_matches_brute_force_and_never_links_a_unit_to_itself(
+    n: int, m: int, k: int, threshold: float, seed: int
+) -> None:
+    """The bank's rows are not unit length here (``unit_rows`` scales them, as pgvector's cosine does),
+    and the new units' ids may already be in the bank (a re-ingested fact): never its own neighbour."""
+    rng = np.random.default_rng(seed)
+    bank = rng.normal(size=(m, 8)).astype(np.float32) * rng.uniform(0.5, 3.0, size=(m, 1)).astype(np.float32)
+    bank_ids = [f"b{j:03d}" for j in range(m)]
+    new = rng.normal(size=(n, 8)).astype(np.float32)
+    ids = [bank_ids[i] if i < m and i % 2 else f"n{i:03d}" for i in range(n)]
+    got = nearest_among(ids, unit_rows(new), bank_ids, unit_rows(bank), threshold=threshold, top_k=k, block=5)
+    unit_bank, unit_new = _unit(bank.astype(np.float64)), _unit(new.astype(np.float64))
+    for i, me in enumerate(ids):
+        sims = sorted(
+            ((float(unit_new[i] @ unit_bank[j]), bank_ids[j]) for j in range(m) if bank_ids[j] != me), reverse=True
+        )
+        want = {o for c, o in sims[:k] if c >= threshold}
+        edges = [threshold, sims[min(k, len(sims)) - 1][0]] if sims else []
+        borderline = {o for c, o in sims if any(abs(c - e) < 1e-5 for e in edges)}
+        mine = {o for _, o, _ in got[me]}
+        assert me not in mine
+        assert mine - borderline <= want and want - borderline <= mine  # float32 against float64: ties only
