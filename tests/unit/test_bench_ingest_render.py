@@ -48,3 +48,17 @@ def test_each_run_is_measured_against_the_embedder_rates_around_it() -> None:
     text = render(result)
     assert "| tempr single process, entities given | 100 | 0.5 | 200 | 3.0 | 80 % | – |" in text
     assert "400.0, 300.0, 200.0" in text
+
+
+def test_the_250_fact_command_is_shown_through_the_gateway_and_without_one() -> None:
+    result = IngestResult(IngestConfig(), source="synthetic", facts=100)
+    result.embedder = {"kind": "onnx", "rates": [400.0], "texts_per_s": 400.0}
+    timeline = {"probe": 0.0, "submit": 0.05, "staging": 0.4, "publish": 0.1, "chunks": 2}
+    result.cli_250 = {
+        "facts": 250,
+        "gateway": {"wall_s": [0.71, 0.8, 0.7], "median_wall_s": 0.71, "timeline": timeline},
+        "celery": {"wall_s": [1.3, 1.25, 1.4], "median_wall_s": 1.3, "timeline": {**timeline, "probe": 0.2}},
+    }
+    text = render(result)
+    assert "through the local gateway" in text and "**0.71 s** median (0.71, 0.80, 0.70" in text
+    assert "without a gateway" in text and "1.30 s (1.30, 1.25, 1.40" in text
