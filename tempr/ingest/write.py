@@ -57,7 +57,7 @@ def write_batch(
         report.entity_links += repo.link_entities(conn, bank_id, {u: n for u, n in names.items() if u in keep})
     with t("write_links"):
         for kind, found in (("semantic", semantic), ("temporal", temporal)):
-            added = repo.insert_links(conn, kind, [x for x in found if x[0] in keep])
+            added = repo.copy_new_links(conn, kind, [x for x in found if x[0] in keep])
             report.links[kind] = report.links.get(kind, 0) + added
     with t("bm25_stats"):
         repo.update_bank_stats(conn, bank_id, inserted)

@@ -73,6 +73,33 @@ def test_semantic_links_respect_threshold(resources, bank_id: str) -> None:
     assert all("3" not in (a, b) for a, b, _ in rows)
 
 
+def test_a_fact_written_between_staging_and_publish_is_linked_once(resources, bank_id: str, tmp_path: Path) -> None:
+    """A fact staged by an import and written into the bank by another writer before the publish is a
+    neighbour twice over (in the published batch and in the bank): the new fact's link to it is written
+    once, and the write (a COPY, which has no conflict rule) does not fail on the repeat."""
+    from tempr.ingest import imports
+
+    old = {"id": "old", "text": "Alice works at Google as a research engineer."}
+    new = {"id": "new", "text": "Alice is employed by Google as a research engineer."}
+    path = tmp_path / "two.jsonl"
+    path.write_text(json.dumps(old) + "\n" + json.dumps(new) + "\n")
+    deps = _deps(resources)
+    plan = imports.validate_file(path, bank_id, resources.engine)
+    import_id = imports.new_import(plan, 10, resources.engine, deps.embedder.space)
+    for number, items in enumerate(imports.iter_chunks(plan, 10)):
+        imports.stage_chunk(import_id, bank_id, number, items, deps)
+    ingest_facts(bank_id, parse_array([old]), deps)  # the other writer
+    report = imports.publish(import_id, deps)
+    assert report["inserted"] == 1 and report["links"]["semantic"] == 1
+    links = _count(
+        resources,
+        """SELECT count(*) FROM memory_links l JOIN memory_units f ON f.id = l.from_unit_id
+           WHERE f.bank_id = :b AND l.link_type = 'semantic'""",
+        bank_id,
+    )
+    assert links == 1
+
+
 def test_unknown_cause_rejects_whole_batch(resources, bank_id: str) -> None:
     facts = parse_array([{"id": "1", "text": "ok"}, {"id": "2", "text": "effect", "caused_by": ["nope"]}])
     with pytest.raises(IngestValidationError) as info:
