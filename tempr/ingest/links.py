@@ -95,10 +95,17 @@ def temporal_candidates(
 def merge_top_k(
     batch: dict[str, list[Candidate]], existing: dict[str, list[Candidate]], top_k: int
 ) -> list[tuple[str, str, float]]:
-    """(from, to, weight) for each unit's ``top_k`` nearest over both candidate lists."""
+    """(from, to, weight) for each unit's ``top_k`` nearest distinct neighbours over both candidate lists.
+
+    A neighbour can be in both (a fact of the batch that another writer put in the bank before this
+    write): it counts once, so no pair is listed twice (``ingest_repo.copy_new_links`` relies on it)."""
     links: list[tuple[str, str, float]] = []
     for unit, mine in batch.items():
-        best = heapq.nsmallest(top_k, mine + existing.get(unit, []), key=lambda c: (c[0], c[1]))
+        nearest: dict[str, Candidate] = {}
+        for c in mine + existing.get(unit, []):
+            if c[1] not in nearest or c[0] < nearest[c[1]][0]:
+                nearest[c[1]] = c
+        best = heapq.nsmallest(top_k, nearest.values(), key=lambda c: (c[0], c[1]))
         links.extend((unit, other, weight) for _, other, weight in best)
     return links
 

@@ -88,3 +88,12 @@ def test_nearest_among_a_bank_matches_brute_force_and_never_links_a_unit_to_itse
         mine = {o for _, o, _ in got[me]}
         assert me not in mine
         assert mine - borderline <= want and want - borderline <= mine  # float32 against float64: ties only
+
+
+def test_merge_counts_a_neighbour_found_twice_once() -> None:
+    """A fact of the batch that another writer put in the bank first is a candidate from the batch and
+    from the bank: it takes one of the k places (the nearer of its two entries), and the next neighbour
+    the other."""
+    batch = {"n": [(0.1, "old", 0.9), (0.3, "b", 0.7)]}
+    existing = {"n": [(0.1000001, "old", 0.8999999), (0.2, "c", 0.8)]}
+    assert merge_top_k(batch, existing, 2) == [("n", "old", 0.9), ("n", "c", 0.8)]
