@@ -20,7 +20,7 @@ from sqlalchemy import Connection, text
 from config.errors import ValidationError
 from tempr.providers.embedder import spaces
 from tempr.store.recall_filters import set_ann_scan
-from tempr.store.recall_repo import bank_size
+from tempr.store.recall_repo import bank_size, vectors_from_send
 from tempr.store.schema import ANN_INDEX_MIN_UNITS
 
 _NS = uuid.UUID("6f1e3b1c-5d0a-4c53-9a53-7e6d1f0b2a10")
@@ -283,25 +283,21 @@ LINK_EF_SEARCH = 64
 
 
 def exact_link_search(conn: Connection, bank_id: str) -> bool:
-    """Whether new facts are linked to the bank's memories by an exact search (``bank_vectors`` and
-    one matrix product) rather than the HNSW index (``existing_semantic_candidates``)."""
+    """Whether new facts are linked to the bank's memories by an exact search (``bank_vector_pages`` and
+    one matrix product per page) rather than the HNSW index (``existing_semantic_candidates``)."""
     return bank_size(conn, bank_id) <= LINK_EXACT_MAX_UNITS
 
 
 def bank_vector_pages(conn: Connection, bank_id: str, page: int = 128) -> Iterator[tuple[list[str], Any]]:
     """Every memory of a (small) bank, ``page`` at a time: ids and their vectors as a float32 matrix.
 
-    Streamed (a server-side cursor), so an import holds one page beside its chunk, never the bank.
-    Read as ``vector_send``'s bytes (a 4-byte header, then big-endian float32s), a page decoded in one
-    call: parsing pgvector's text form costs about 50 us a vector.
+    Streamed (a server-side cursor), so an import holds one page beside its chunk, never the bank;
+    read as ``vector_send``'s bytes (``recall_repo.vectors_from_send``).
     """
-    import numpy as np
-
     sql = text("SELECT id::text, vector_send(embedding) FROM memory_units WHERE bank_id = :b")
     result = conn.execute(sql, {"b": bank_id}, execution_options={"stream_results": True, "max_row_buffer": page})
     for rows in result.partitions(page):
-        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=">f4").reshape(len(rows), -1)
-        yield [r[0] for r in rows], raw[:, 1:].astype(np.float32)
+        yield [r[0] for r in rows], vectors_from_send([r[1] for r in rows])
 
 
 def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: float, top_k: int) -> Candidates:
