@@ -46,7 +46,7 @@ from sqlalchemy import text
 
 from bench import banks, embcache, ivf_links, synthetic
 from bench.progress import bar, log
-from tempr.store import ingest_repo
+from tempr.store import links_repo
 from tempr.store.recall_filters import set_ann_scan
 from tempr.store.recall_repo import bank_size
 from tempr.store.schema import ANN_INDEX, ANN_INDEX_DDL, ANN_INDEX_MIN_UNITS
@@ -167,7 +167,7 @@ def _link_block(engine: Any, bank: str, unit_ids: Sequence[str], settings: Any) 
         if _block_linked(conn, unit_ids) or top_k <= 0:
             return len(unit_ids), 0
         found = nearest_in_bank(conn, bank, unit_ids, threshold=threshold, top_k=top_k)
-        return len(unit_ids), ingest_repo.insert_links(conn, "semantic", found)
+        return len(unit_ids), links_repo.insert_links(conn, "semantic", found)
 
 
 def nearest_in_bank(
@@ -175,15 +175,15 @@ def nearest_in_bank(
 ) -> list[tuple[str, str, float]]:
     """(unit, neighbour, cosine) for each unit's ``top_k`` nearest other units of the bank.
 
-    The query of ``ingest_repo.existing_semantic_candidates`` (HNSW walk of breadth
+    The query of ``links_repo.existing_semantic_candidates`` (HNSW walk of breadth
     ``LINK_EF_SEARCH``, iterative scan, no sort node), with the units read from the bank itself;
     exact, as there, for a bank too small to be in the HNSW index.
     """
     indexed = bank_size(conn, bank) > ANN_INDEX_MIN_UNITS
     if indexed:
-        set_ann_scan(conn, max(top_k, ingest_repo.LINK_EF_SEARCH))
+        set_ann_scan(conn, max(top_k, links_repo.LINK_EF_SEARCH))
     order = "m.embedding <=> n.embedding" if indexed else "(m.embedding <=> n.embedding) + 0"
-    with ingest_repo.sorting_off(conn) if indexed else nullcontext():
+    with links_repo.sorting_off(conn) if indexed else nullcontext():
         rows = conn.execute(
             text(f"""
             SELECT n.id::text, nb.id::text, nb.dist

@@ -11,7 +11,7 @@ another way, in bulk:
 3. for every list, its facts are compared exactly (one matrix product) with the facts of the
    ``probes`` lists whose centroids are nearest its own, and each fact keeps its ``top_k``
    nearest other facts with cosine >= the threshold, as ingest's link query does;
-4. the links are written with ``ingest_repo.insert_links`` (ON CONFLICT DO NOTHING, so facts
+4. the links are written with ``links_repo.insert_links`` (ON CONFLICT DO NOTHING, so facts
    the HNSW pass already linked keep their links and a rerun adds nothing).
 
 Like the HNSW walk (``LINK_EF_SEARCH`` 64 found 98.4 % of the exact links), this is approximate:
@@ -34,7 +34,7 @@ import numpy as np
 from sqlalchemy import text
 
 from bench.progress import bar, log
-from tempr.store import ingest_repo
+from tempr.store import links_repo
 
 READ_BATCH = 50_000
 
@@ -139,7 +139,7 @@ def link_bank(
 
     def write(found: list[tuple[str, str, float]]) -> int:
         with engine.begin() as conn:
-            return ingest_repo.insert_links(conn, "semantic", found)
+            return links_repo.insert_links(conn, "semantic", found)
 
     added = 0
     with bar(len(ids), f"IVF semantic links {bank}", "fact") as progress, ThreadPoolExecutor(1) as writer:

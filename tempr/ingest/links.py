@@ -98,7 +98,7 @@ def merge_top_k(
     """(from, to, weight) for each unit's ``top_k`` nearest distinct neighbours over both candidate lists.
 
     A neighbour can be in both (a fact of the batch that another writer put in the bank before this
-    write): it counts once, so no pair is listed twice (``ingest_repo.copy_new_links`` relies on it)."""
+    write): it counts once, so no pair is listed twice (``links_repo.copy_new_links`` relies on it)."""
     links: list[tuple[str, str, float]] = []
     for unit, mine in batch.items():
         nearest: dict[str, Candidate] = {}

@@ -23,6 +23,7 @@ from tempr.ingest.write import row_chunks, write_batch
 from tempr.providers.embedder import Embedder
 from tempr.providers.entities import EntityExtractor
 from tempr.store import ingest_repo as repo
+from tempr.store import links_repo
 from tempr.store.banks_repo import bank_space
 
 Progress = Callable[[str, int], None]
@@ -121,7 +122,7 @@ def ingest_facts(
                 conn, bank_id, rows, names, row_chunks(rows), deps.settings, report, space=deps.embedder.space
             )
             with report.timed("write_links"):
-                report.links["causal"] = repo.add_causal_links(conn, _causal_pairs(bank_id, facts_new, keep))
+                report.links["causal"] = links_repo.add_causal_links(conn, _causal_pairs(bank_id, facts_new, keep))
             commit_started = time.perf_counter()
         report.stages["commit"] = time.perf_counter() - commit_started
         if progress:

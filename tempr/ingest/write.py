@@ -14,6 +14,7 @@ from sqlalchemy import Connection
 from config.settings import Settings
 from tempr.ingest import links
 from tempr.store import ingest_repo as repo
+from tempr.store import links_repo
 
 if TYPE_CHECKING:
     from tempr.ingest.pipeline import IngestReport
@@ -54,10 +55,10 @@ def write_batch(
     report.skipped += len(rows) - len(inserted)
     keep = set(inserted)
     with t("write_entities"):
-        report.entity_links += repo.link_entities(conn, bank_id, {u: n for u, n in names.items() if u in keep})
+        report.entity_links += links_repo.link_entities(conn, bank_id, {u: n for u, n in names.items() if u in keep})
     with t("write_links"):
         for kind, found in (("semantic", semantic), ("temporal", temporal)):
-            added = repo.copy_new_links(conn, kind, [x for x in found if x[0] in keep])
+            added = links_repo.copy_new_links(conn, kind, [x for x in found if x[0] in keep])
             report.links[kind] = report.links.get(kind, 0) + added
     with t("bm25_stats"):
         repo.update_bank_stats(conn, bank_id, inserted)
@@ -75,14 +76,14 @@ def _semantic_links(
     batch = links.semantic_candidates(ids, vectors, threshold=threshold, top_k=k)
     existing: dict[str, list[links.Candidate]] = {}
     if had_units and k > 0:
-        if repo.exact_link_search(conn, bank_id):
+        if links_repo.exact_link_search(conn, bank_id):
             unit = links.unit_rows(vectors)
-            for bank_ids, bank_mat in repo.bank_vector_pages(conn, bank_id):
+            for bank_ids, bank_mat in links_repo.bank_vector_pages(conn, bank_id):
                 others = links.unit_rows(bank_mat, copy=False)
                 page = links.nearest_among(ids, unit, bank_ids, others, threshold=threshold, top_k=k)
                 existing = links.keep_top_k(existing, page, k)
         else:
-            existing = repo.existing_semantic_candidates(conn, bank_id, threshold=threshold, top_k=k)
+            existing = links_repo.existing_semantic_candidates(conn, bank_id, threshold=threshold, top_k=k)
     return links.merge_top_k(batch, existing, k)
 
 
@@ -95,7 +96,9 @@ def _temporal_links(
     window, k = s.temporal_link_window_hours, s.temporal_link_top_k
     batch = links.temporal_candidates(ids, dates, window_hours=window, top_k=k)
     existing = (
-        repo.existing_temporal_candidates(conn, bank_id, window_hours=window, top_k=k) if had_units and k > 0 else {}
+        links_repo.existing_temporal_candidates(conn, bank_id, window_hours=window, top_k=k)
+        if had_units and k > 0
+        else {}
     )
     return links.merge_top_k(batch, existing, k)
 

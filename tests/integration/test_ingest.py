@@ -150,7 +150,7 @@ def test_link_queries_match_brute_force_in_one_publish_transaction(resources, ba
     from tempr.ingest.links import keep_top_k, nearest_among, unit_rows
     from tempr.ingest.pipeline import IngestReport, prepare_rows
     from tempr.ingest.write import write_batch
-    from tempr.store import ingest_repo
+    from tempr.store import ingest_repo, links_repo
 
     day = datetime(2024, 3, 1, tzinfo=UTC)
 
@@ -177,17 +177,17 @@ def test_link_queries_match_brute_force_in_one_publish_transaction(resources, ba
             write_batch(conn, bank_id, old, names, [], s, report, space=deps.embedder.space)
             new, _ = prepare_rows(bank_id, facts("b", 30), deps, report, None)
             ingest_repo.stage_batch(conn, new)
-            temporal = ingest_repo.existing_temporal_candidates(conn, bank_id, window_hours=window, top_k=k)
-            assert ingest_repo.exact_link_search(conn, bank_id)
+            temporal = links_repo.existing_temporal_candidates(conn, bank_id, window_hours=window, top_k=k)
+            assert links_repo.exact_link_search(conn, bank_id)
             new_ids = [str(r["id"]) for r in new]
             new_mat = np.array([r["embedding"] for r in new], dtype=np.float32)
             exact: dict = {}
-            for bank_ids, bank_mat in ingest_repo.bank_vector_pages(conn, bank_id, page=25):  # three pages
+            for bank_ids, bank_mat in links_repo.bank_vector_pages(conn, bank_id, page=25):  # three pages
                 page = nearest_among(new_ids, unit_rows(new_mat), bank_ids, unit_rows(bank_mat), threshold=0.0, top_k=k)
                 exact = keep_top_k(exact, page, k)
-            monkeypatch.setattr(ingest_repo, "LINK_EXACT_MAX_UNITS", 10)
-            assert not ingest_repo.exact_link_search(conn, bank_id)
-            ann = ingest_repo.existing_semantic_candidates(conn, bank_id, threshold=0.0, top_k=k)
+            monkeypatch.setattr(links_repo, "LINK_EXACT_MAX_UNITS", 10)
+            assert not links_repo.exact_link_search(conn, bank_id)
+            ann = links_repo.existing_semantic_candidates(conn, bank_id, threshold=0.0, top_k=k)
         finally:
             tx.rollback()
 

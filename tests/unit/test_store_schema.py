@@ -35,10 +35,10 @@ def test_the_ann_index_threshold_and_definition_match_the_migration() -> None:
     that, and no bank may take an HNSW path while its memories are still outside the index."""
     import importlib
 
-    from tempr.store import ingest_repo, recall_filters
+    from tempr.store import links_repo, recall_filters
     from tempr.store.schema import ANN_INDEX_DDL, ANN_INDEX_MIN_UNITS
 
     migration = importlib.import_module("tempr.store.migrations.versions.0008_ann_index_big_banks")
     assert migration.MIN_UNITS == ANN_INDEX_MIN_UNITS
     assert ANN_INDEX_DDL in " ".join(_ddl().split()).replace('" "', "")  # its two literals joined
-    assert ingest_repo.LINK_EXACT_MAX_UNITS <= ANN_INDEX_MIN_UNITS <= recall_filters.EXACT_SEARCH_MAX_UNITS
+    assert links_repo.LINK_EXACT_MAX_UNITS <= ANN_INDEX_MIN_UNITS <= recall_filters.EXACT_SEARCH_MAX_UNITS

@@ -2,7 +2,7 @@
 
 A bank of at most 5,000 memories is never searched through the HNSW index: recall scores every
 memory of a bank up to 20,000 (``recall_filters.EXACT_SEARCH_MAX_UNITS``) and ingest's link
-k-NN up to 5,000 (``ingest_repo.LINK_EXACT_MAX_UNITS``). Yet each of its memories was inserted
+k-NN up to 5,000 (``links_repo.LINK_EXACT_MAX_UNITS``). Yet each of its memories was inserted
 into the index, about 0.9 ms apiece once the table held 110,000 memories: 250 facts into a new
 bank took 235 ms with the index and 17 ms without (BENCHMARKS.md, "Small banks out of the HNSW
 index"). The index is now partial, ``WHERE ann_indexed``; ingest sets the flag on a bank's
