@@ -156,3 +156,19 @@ def test_building_a_quantised_export_leaves_the_root_logger_alone(cache_dir: Pat
         assert built.exists() and root.handlers == []
     finally:
         root.handlers[:] = before
+
+
+def test_a_quantised_build_never_writes_beside_the_shared_export(cache_dir: Path, tmp_path: Path) -> None:
+    """onnxruntime's quantiser writes ``<model>-inferred.onnx`` beside the model it reads and deletes
+    it after; processes building the export at once (the gateway and the workers of a first
+    ``tempr services up``) deleted each other's file and one failed, leaving the gateway unable to
+    analyse misses. Here that path is taken (as by another builder): the build must not touch it."""
+    import shutil
+
+    exact = ensure_export(cache_dir)
+    shutil.copy(exact, tmp_path / exact.name)
+    taken = tmp_path / f"{exact.stem}-inferred.onnx"
+    taken.mkdir()  # another builder's file, as far as this one can tell
+    built = ensure_export(tmp_path, variant="int8")
+    assert built.exists() and taken.is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([exact.name, built.name, taken.name])

@@ -83,7 +83,20 @@ def _in_child(function: str, *args: str) -> None:
 
 
 def _quantize(source: str, out: str, variant: str) -> None:
-    _quantize_per_channel(Path(source), Path(out), keep=KEPT_IN_FLOAT if variant == "int8-mixed" else ())
+    """Quantise ``source`` into ``out`` (a file in the builder's private temporary folder).
+
+    onnxruntime's quantiser writes a shape-inferred copy beside the model it reads
+    (``<name>-inferred.onnx``) and deletes it after: one fixed path per model. Processes that build
+    the export at once (``tempr services up`` on a new machine: the gateway and every worker) then
+    deleted each other's file, and the loser failed (FileNotFoundError), so the gateway gave up
+    analysing misses. It reads a link to the model from the private folder instead.
+    """
+    private = Path(out).parent / Path(source).name
+    os.symlink(Path(source).resolve(), private)
+    try:
+        _quantize_per_channel(private, Path(out), keep=KEPT_IN_FLOAT if variant == "int8-mixed" else ())
+    finally:
+        private.unlink()
 
 
 def _quantize_per_channel(source: Path, out: Path, *, keep: Sequence[str] = ()) -> None:
