@@ -305,7 +305,7 @@ def run(cfg: PeerLatencyConfig) -> PeerLatencyResult:
     gateway = None
     try:
         ingest_peer._peer("load-all", str(tmp))
-        with stack.bench_workers(specs) as fleet:
+        with stack.bench_workers(specs, exclusive=True) as fleet:  # `services up`'s pools pause
             gateway = start_gateway(port, tmp / "gateway.log")
             by_text = text_index(bank_dirs)
             servers = {
