@@ -171,4 +171,31 @@ def test_a_quantised_build_never_writes_beside_the_shared_export(cache_dir: Path
     taken.mkdir()  # another builder's file, as far as this one can tell
     built = ensure_export(tmp_path, variant="int8")
     assert built.exists() and taken.is_dir()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([exact.name, built.name, taken.name])
+    made = {p.name for p in tmp_path.iterdir()} - {exact.name, built.name, taken.name, ".build.lock"}
+    assert made == set()  # no file left beside the export
+
+
+def test_a_process_that_finds_the_export_being_built_waits_and_builds_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first ``tempr services up`` starts the gateway and every worker at once; they used to run
+    the torch export side by side. One holds the build lock, the others wait and then use its file."""
+    import fcntl
+    import threading
+
+    from tempr.providers.embedder import onnx
+
+    builds: list[str] = []
+    monkeypatch.setattr(onnx, "_in_child", lambda function, *args: builds.append(function))
+    target = onnx.export_path(tmp_path)
+    with (tmp_path / ".build.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another process is building
+        found: list[Path] = []
+        waiter = threading.Thread(target=lambda: found.append(onnx.ensure_export(tmp_path)))
+        waiter.start()
+        waiter.join(timeout=1.0)
+        assert waiter.is_alive() and not found  # waits for the lock
+        target.write_bytes(b"built elsewhere")  # the other process's rename
+        fcntl.flock(held, fcntl.LOCK_UN)
+    waiter.join(timeout=10)
+    assert found == [target] and builds == []

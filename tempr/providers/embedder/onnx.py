@@ -10,12 +10,14 @@ does, so short facts are not padded to the longest of a mixed batch.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,23 +54,41 @@ def export_path(cache_dir: Path, *, variant: str = "exact") -> Path:
 
 
 def ensure_export(cache_dir: Path, *, variant: str = "exact") -> Path:
-    """Export (and quantise, for a quantised variant) once; concurrent processes race safely via rename."""
+    """Export (and quantise, for a quantised variant) once per machine.
+
+    Processes that start at once (``tempr services up`` on a new machine: the gateway and each
+    worker) take turns on a lock file: one builds while the others wait, then find the file. They
+    used to build it side by side (each a torch export on the same cores, the first one to finish
+    winning the rename). Each build writes into a private temporary folder and renames, so a reader
+    never sees half a file.
+    """
     target = export_path(cache_dir, variant=variant)
     if target.exists():
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
-    if variant != "exact":
-        source = ensure_export(cache_dir)
+    source = ensure_export(cache_dir) if variant != "exact" else None  # before the lock: not re-entrant
+    with _build_lock(cache_dir):
+        if target.exists():  # built by another process while this one waited
+            return target
         with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
             out = Path(tmp) / target.name
-            _in_child("_quantize", str(source), str(out), variant)
+            if source is None:
+                _in_child("_export", str(out))
+            else:
+                _in_child("_quantize", str(source), str(out), variant)
             os.replace(out, target)
-        return target
-    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-        out = Path(tmp) / target.name
-        _in_child("_export", str(out))
-        os.replace(out, target)
     return target
+
+
+@contextmanager
+def _build_lock(cache_dir: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``<cache_dir>/.build.lock``; the kernel drops it if the holder dies."""
+    with (cache_dir / ".build.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _in_child(function: str, *args: str) -> None:
