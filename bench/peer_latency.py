@@ -32,7 +32,7 @@ from typing import Any
 from bench import ingest_peer, report, stack
 from bench.metrics import median, percentile, recall_at_k
 from bench.progress import bar, log
-from bench.stack_procs import cpu_delta, cpu_snapshot, peer_pids, tempr_pids
+from bench.stack_procs import cpu_by_process, cpu_snapshot, peer_processes, tempr_processes
 
 TEMPR, PEER = "tempr", "hindsight"
 
@@ -61,7 +61,7 @@ class PeerLatencyResult:
     misses: dict[str, list[Call]]
     hits: dict[str, list[Call]]
     evidence: list[list[str]]
-    throughput: dict[str, dict[str, float]]
+    throughput: dict[str, dict[str, Any]]
     layout: list[str]
     loads: dict[str, tuple[float, float, float]]
     machine: dict[str, Any]
@@ -180,9 +180,9 @@ def saturate(
     clients: int,
     seconds: float,
     budget: str,
-    pids: Callable[[], list[int]],
-) -> tuple[int, int, float, float]:
-    """Closed loop: ``clients`` threads asking misses for ``seconds``; (done, failed, wall s, CPU s)."""
+    processes: Callable[[], dict[int, str]],
+) -> tuple[int, int, float, dict[str, float]]:
+    """Closed loop: ``clients`` threads asking misses for ``seconds``; (done, failed, wall s, CPU s by process)."""
     stop = time.monotonic() + seconds
     counts = [0, 0]
     lock = threading.Lock()
@@ -198,36 +198,45 @@ def saturate(
                 counts[0 if call.ok else 1] += 1
             i += clients
 
-    cpu0, t0 = cpu_snapshot(pids()), time.perf_counter()
+    roles = processes()
+    cpu0, t0 = cpu_snapshot(list(roles)), time.perf_counter()
     threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
-    return counts[0], counts[1], wall, cpu_delta(cpu0, cpu_snapshot(pids()))
+    roles = {**roles, **processes()}  # a process born during the slice counts in full
+    return counts[0], counts[1], wall, cpu_by_process(cpu0, cpu_snapshot(list(roles)), roles)
 
 
 def throughput(
     servers: dict[str, Server],
     questions: list[dict[str, Any]],
     cfg: PeerLatencyConfig,
-    pids: dict[str, Callable[[], list[int]]],
-) -> dict[str, dict[str, float]]:
-    """Alternating slices (A B B A) per system; totals over the slices."""
+    processes: dict[str, Callable[[], dict[int, str]]],
+) -> dict[str, dict[str, Any]]:
+    """Alternating slices (A B B A) per system; totals over the slices, CPU also per process."""
     order = [TEMPR, PEER, PEER, TEMPR]
-    sums = {name: [0.0, 0.0, 0.0, 0.0] for name in servers}
+    sums = {name: [0.0, 0.0, 0.0] for name in servers}
+    cpu: dict[str, dict[str, float]] = {name: {} for name in servers}
     for name in order:
         log(f"throughput: {name}, {cfg.clients} clients, {cfg.throughput_s / 2:.0f} s")
-        got = saturate(servers[name], questions, cfg.clients, cfg.throughput_s / 2, cfg.budget, pids[name])
-        sums[name] = [a + b for a, b in zip(sums[name], got, strict=True)]
-    out = {}
-    for name, (done, failed, wall, cpu) in sums.items():
+        done, failed, wall, by_process = saturate(
+            servers[name], questions, cfg.clients, cfg.throughput_s / 2, cfg.budget, processes[name]
+        )
+        sums[name] = [sums[name][0] + done, sums[name][1] + failed, sums[name][2] + wall]
+        for role, seconds in by_process.items():
+            cpu[name][role] = cpu[name].get(role, 0.0) + seconds
+    out: dict[str, dict[str, Any]] = {}
+    for name, (done, failed, wall) in sums.items():
+        per_recall = {role: 1000 * s / done for role, s in cpu[name].items()} if done else {}
         out[name] = {
             "recalls": done,
             "failed": failed,
             "per_s": done / wall if wall else float("nan"),
-            "cpu_ms_per_recall": 1000 * cpu / done if done else float("nan"),
+            "cpu_ms_per_recall": sum(per_recall.values()) if done else float("nan"),
+            "cpu_ms_by_process": per_recall,
         }
     return out
 
@@ -319,8 +328,8 @@ def run(cfg: PeerLatencyConfig) -> PeerLatencyResult:
             misses = interleaved(servers, questions, cfg.budget)
             loads["after misses"] = _load()
             hits = repeated(servers, questions[: cfg.hits], cfg.budget)
-            pids = {TEMPR: lambda: tempr_pids(gateway.pid), PEER: peer_pids}
-            tput = throughput(servers, questions, cfg, pids)
+            processes = {TEMPR: lambda: tempr_processes(gateway.pid), PEER: peer_processes}
+            tput = throughput(servers, questions, cfg, processes)
             loads["after throughput"] = _load()
             layout = fleet.fleet()
     finally:
@@ -396,6 +405,11 @@ def render(r: PeerLatencyResult, cfg: PeerLatencyConfig) -> str:
         "",
         f"tempr/Hindsight throughput: ×{t_rate / p_rate:.2f}." if p_rate else "",
         "",
+        "Where that CPU went, ms per recall (a prefork worker's parent relays each task to a pool child "
+        "and back; pools of `tempr services up` paused for the run show near zero):",
+        "",
+        report.table(["system", "process", "CPU ms/recall"], cpu_rows(r.throughput)),
+        "",
         "tempr's stages on those misses (median ms, from each answer's `timings_ms`):",
         "",
         report.table(["stage", "median ms"], stages),
@@ -405,6 +419,15 @@ def render(r: PeerLatencyResult, cfg: PeerLatencyConfig) -> str:
         report.machine_line(r.machine),
     ]
     return "\n".join(lines)
+
+
+def cpu_rows(throughput: dict[str, dict[str, Any]]) -> list[list[str]]:
+    """One row per system and process, largest first; processes under 0.05 ms per recall left out."""
+    rows = []
+    for name, v in throughput.items():
+        by_process = sorted((v.get("cpu_ms_by_process") or {}).items(), key=lambda kv: -kv[1])
+        rows += [[name, role, report.fmt(ms)] for role, ms in by_process if ms >= 0.05]
+    return rows
 
 
 def _stage_rows(calls: list[Call]) -> list[list[str]]:

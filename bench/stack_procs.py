@@ -35,32 +35,46 @@ def cpu_snapshot(pids: list[int]) -> dict[int, float]:
     return out
 
 
-def cpu_delta(before: dict[int, float], after: dict[int, float]) -> float:
-    return sum(v - before.get(pid, 0.0) for pid, v in after.items())
+def cpu_by_process(before: dict[int, float], after: dict[int, float], roles: dict[int, str]) -> dict[str, float]:
+    """CPU seconds between two snapshots, summed per role (``tempr_processes``/``peer_processes``)."""
+    out: dict[str, float] = {}
+    for pid, v in after.items():
+        role = roles.get(pid, "other")
+        out[role] = out.get(role, 0.0) + v - before.get(pid, 0.0)
+    return out
 
 
-def tempr_pids(gateway_pid: int) -> list[int]:
+def tempr_processes(gateway_pid: int) -> dict[int, str]:
+    """pid -> role for every process serving tempr's recalls: the gateway, each worker's parent and
+    its pool children apart (a prefork parent only relays messages), PostgreSQL and Redis."""
     from config.settings import get_settings
     from tempr.services import manager
     from tempr.services.workers import DetachedWorkers
 
     settings = get_settings()
-    roots = [gateway_pid, *DetachedWorkers(settings.state_dir.resolve() / "workers").running().values()]
+    roles = {pid: "gateway" for pid in _tree(gateway_pid)}
+    for name, root in DetachedWorkers(settings.state_dir.resolve() / "workers").running().items():
+        tree = _tree(root)
+        roles.update({pid: f"{name} children" for pid in tree[1:]})
+        roles.update({pid: f"{name} parent" for pid in tree[:1]})
     status = manager.status(settings)
-    roots += [status[s]["pid"] for s in ("postgres", "redis") if status[s].get("pid")]
-    return [p for root in roots for p in _tree(root)]
+    for service in ("postgres", "redis"):
+        if status[service].get("pid"):
+            roles.update({pid: service for pid in _tree(status[service]["pid"])})
+    return roles
 
 
-def peer_pids() -> list[int]:
+def peer_processes() -> dict[int, str]:
+    """pid -> role for the Hindsight peer: its server (and children) and its embedded PostgreSQL."""
     root = Path(ingest_peer.PEER_ENV["HS_ROOT"])
     pidfile = root / f"server-{ingest_peer.PEER_ENV['API_PORT']}.pid"
-    pids: list[int] = []
+    roles: dict[int, str] = {}
     if pidfile.exists():
-        pids += _tree(int(pidfile.read_text().strip()))
+        roles.update({pid: "server" for pid in _tree(int(pidfile.read_text().strip()))})
     marker = str(root)
     for proc in psutil.process_iter(["pid", "cmdline", "exe"]):
         info = proc.info
         text = " ".join(info.get("cmdline") or []) + " " + (info.get("exe") or "")
         if "postgres" in text and marker in text and info["pid"] != os.getpid():
-            pids.append(info["pid"])
-    return sorted(set(pids))
+            roles[info["pid"]] = "postgres"
+    return roles

@@ -20,10 +20,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
     import uvicorn
 
     from config.settings import get_settings
+    from tempr.services.gateway import gateway_env
 
+    # One embedding thread unless TEMPR_EMBEDDER_THREADS says otherwise, however the gateway is
+    # started (`tempr services up` already passed it; a gateway started by hand or by a benchmark
+    # ran a spinning thread per core: 26.9 ms of CPU per recall at saturation, BENCHMARKS.md).
+    os.environ.update(gateway_env())
+    get_settings.cache_clear()
     settings = get_settings()
     import workers.metrics  # noqa: F401 - sets PROMETHEUS_MULTIPROC_DIR before uvicorn forks workers
 
