@@ -119,3 +119,8 @@ class CachedEmbedder:
             self.misses += len(missing)
             out[missing] = self._model.embed([texts[r] for r in missing])  # type: ignore[attr-defined]
         return out
+
+    def embed_tokens(self, texts: Sequence[str], *, tokens: bool = True) -> tuple[np.ndarray, list[bytes | None]]:
+        """The cached vectors without token vectors: the table holds vectors only, so a bench bank
+        built through it has none (its ranker's token features are missing, as for an old bank)."""
+        return self.embed(texts), [None] * len(texts)

@@ -24,8 +24,9 @@ from tempr.core import query_focus
 from tempr.core.rank_features import RankCandidate, RankQuery
 from tempr.providers.embedder.spaces import space_of
 
-SAMPLES_VERSION = 3
-"""2: chunks carry vectors (``cos_chunk`` is the chunk's own cosine); 3: the focus query's cosines."""
+SAMPLES_VERSION = 4
+"""2: chunks carry vectors (``cos_chunk`` is the chunk's own cosine); 3: the focus query's cosines;
+4: token vectors (``tempr.core.token_match``) of the query, its focus and each candidate."""
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
 
 

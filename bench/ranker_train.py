@@ -72,7 +72,7 @@ def matrix(samples: Sequence[Sample], features: Sequence[str]) -> Matrix:
 def as_unnamed(sample: Sample) -> Sample:
     """The question as if it named nobody: no focus cosines, so the focus features are the plain ones."""
     plain = [replace(c, cos_focus=None, cos_focus_chunk=None) for c in sample.candidates]
-    return replace(sample, candidates=plain)
+    return replace(sample, query=replace(sample.query, focus_tokens=None), candidates=plain)
 
 
 def with_unnamed_copies(samples: Sequence[Sample]) -> list[Sample]:
@@ -84,8 +84,33 @@ def with_unnamed_copies(samples: Sequence[Sample]) -> list[Sample]:
     those as the model before the focus features did (the time-window test of
     ``tests/integration/test_recall_default.py``) for 0.1-0.4 points of the focus' gain on LoCoMo
     (BENCHMARKS.md)."""
-    named = [as_unnamed(s) for s in samples if any(c.cos_focus is not None for c in s.candidates)]
+    named = [
+        as_unnamed(s)
+        for s in samples
+        if s.query.focus_tokens is not None or any(c.cos_focus is not None for c in s.candidates)
+    ]
     return [*samples, *named]
+
+
+TOKENLESS_EVERY = 4
+"""Every this many training questions is also trained once without token vectors (``with_tokenless_copies``)."""
+
+
+def without_tokens(sample: Sample) -> Sample:
+    """The question as a bank stored before token vectors, or a query with no topic, sees it."""
+    bare = [replace(c, tokens=None) for c in sample.candidates]
+    return replace(sample, query=replace(sample.query, tokens=None, focus_tokens=None), candidates=bare)
+
+
+def with_tokenless_copies(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples, plus every ``TOKENLESS_EVERY``-th once more with its token features missing.
+
+    Token features are missing for memories stored before token vectors (or with
+    ``TEMPR_TOKEN_VECTORS=false``) and for a query that names someone and has no other topic
+    ("What did Priya do on March 8?", ``tempr.core.query_focus.has_topic``). A model that never
+    saw them missing reads NaN as 0 there, outside every value it learned; with the copies it
+    learns to rank such questions on the other features, as the model before them did."""
+    return [*samples, *(without_tokens(s) for s in samples[::TOKENLESS_EVERY])]
 
 
 ENSEMBLE_SEEDS: tuple[int, ...] = (1, 2, 3)
@@ -113,11 +138,11 @@ class Ensemble:
 
 def fit_one(samples: Sequence[Sample], features: Sequence[str], rounds: int, seed: int) -> Any:
     """One LightGBM LambdaRank model, ``seed`` replacing ``PARAMS``' (bagging and feature sampling),
-    trained on ``with_unnamed_copies(samples)``."""
+    trained on the samples with their unnamed and tokenless copies."""
     import lightgbm
     import numpy as np
 
-    m = matrix(with_unnamed_copies(samples), features)
+    m = matrix(with_tokenless_copies(with_unnamed_copies(samples)), features)
     data = lightgbm.Dataset(
         np.asarray(m.rows, dtype=np.float64), label=m.labels, group=m.groups, feature_name=list(features)
     )

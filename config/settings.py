@@ -141,6 +141,11 @@ class Settings(BaseSettings):
     so this is more embedding work than the facts' own. False stores chunks without vectors (the
     ranker then reads the fact's cosine in their place, as for chunks written before version
     0005); ``tempr db embed-chunks`` adds them later."""
+    token_vectors: bool = answer(True)
+    """Keep each memory's content-token vectors (int8, about 0.4 KB a word; the same embedder run
+    as its vector, so no extra model work) and compare the query with them word by word
+    (``tempr.core.token_match``): the learned ranker's token features (LoCoMo cross-validated,
+    BENCHMARKS.md "Token match"). False stores none and leaves those features missing."""
     semantic_link_threshold: float = 0.7
     semantic_link_top_k: int = 10
     temporal_link_window_hours: float = 24.0

@@ -128,8 +128,10 @@ def build_chord(
     settled = {s: r for s in ALL_STRATEGIES if (r := settled_result(s, plan)) is not None}
     soft = max(0.05, min(settings.strategy_timeout_s, env.deadline - now))
     expires = dt.datetime.fromtimestamp(env.deadline, tz=dt.UTC)
-    # Only the learned ranker reads the focus vector: the four strategy messages go without it.
-    strategy_plan = plan if plan.focus is None else plan.model_copy(update={"focus": None})
+    # Only the learned ranker reads the focus vector and the token vectors: the four strategy
+    # messages go without them.
+    ranker_only = {"focus": None, "tokens": None, "focus_tokens": None}
+    strategy_plan = plan if all(getattr(plan, k) is None for k in ranker_only) else plan.model_copy(update=ranker_only)
     header = group(
         sender.signature(
             "tempr.retrieve.strategy",
@@ -146,7 +148,7 @@ def build_chord(
     )
     # The strategies need the embedding, and so does the learned ranker (cosine of every candidate);
     # the seed profile's steps after the strategies do not, so its payloads drop it.
-    body_plan = plan if settings.recall_profile != "seed" else plan.model_copy(update={"embedding": [], "focus": None})
+    body_plan = plan if settings.recall_profile != "seed" else plan.model_copy(update={"embedding": [], **ranker_only})
     reports = [StrategyReport.of(r, finished_at=now) for r in settled.values()]
     state = FuseState(env=env, plan=body_plan, timings=timings, sent_at=now, settled=reports)
     return chord(header, sender.signature("tempr.fuse.collect", args=(state.send(),)), app=sender)

@@ -30,7 +30,7 @@ from tempr.core.rank_text import STOPWORDS, tokens
 
 PLACEHOLDER = "someone"
 _WORD = re.compile(r"\S+")
-_CALENDAR = frozenset(
+CALENDAR = frozenset(
     """january february march april may june july august september october november december jan feb mar
     apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue
     tues wed thu thur thurs fri sat sun""".split()
@@ -54,7 +54,7 @@ def _name_part(token: str) -> tuple[str, str] | None:
             break
     if len(word) < 2 or not word.isalpha() or not word[0].isupper() or not word[1:].islower():
         return None
-    if word.lower() in _CALENDAR:
+    if word.lower() in CALENDAR:
         return None
     return head, tail
 
@@ -86,6 +86,20 @@ def focus_text(query: str) -> str | None:
     return focus if any(_is_topic(t) for t in tokens(focus)) else None
 
 
+def has_topic(query: str) -> bool:
+    """Whether the query keeps a topic word once its names go: "What did Priya do on March 8?"
+    does not (a name, stopwords and a date). Word by word such a query matches only the name,
+    which every memory about that person shares, so its token features are left missing
+    (``tempr.core.token_match``) and its answer is found by the date."""
+    kept, sentence_start = [], True
+    for match in _WORD.finditer(query):
+        token = match.group()
+        if sentence_start or _name_part(token) is None:
+            kept.append(token)
+        sentence_start = _ends_sentence(token)
+    return any(_is_topic(t) for t in tokens(" ".join(kept)))
+
+
 def _ends_sentence(token: str) -> bool:
     """The token ends a sentence, unless it is a title ("Dr.") or initials ("C.", "J.K.")."""
     core = token.rstrip("\"')\u201d\u2019")
@@ -98,4 +112,4 @@ def _ends_sentence(token: str) -> bool:
 
 
 def _is_topic(token: str) -> bool:
-    return token != PLACEHOLDER and token not in STOPWORDS and token not in _CALENDAR and not token.isdigit()
+    return token != PLACEHOLDER and token not in STOPWORDS and token not in CALENDAR and not token.isdigit()

@@ -40,6 +40,7 @@ from datetime import datetime
 
 import numpy as np
 
+from tempr.core import token_match
 from tempr.core.boosts import (
     NEUTRAL,
     RECENCY_FLOOR,
@@ -104,6 +105,10 @@ FOCUS_FEATURES: tuple[str, ...] = ("focus_both", "focus_both_gap")
 """``both`` again, from the query with its names masked (``tempr.core.query_focus``): how well the
 memory matches the question's topic, whoever it names. A query that names nobody is its own focus."""
 
+TOKEN_FEATURES: tuple[str, ...] = ("tok_fact", "tok_fact_gap", "tok_focus", "tok_focus_gap")
+"""Word-by-word match of the query (and of its focus) with the memory's text (``tempr.core.token_match``),
+and each one's gap to the best candidate; missing (NaN) for memories stored without token vectors."""
+
 FEATURE_NAMES: tuple[str, ...] = (
     *(f"rr_{s}" for s in STRATEGIES),
     *(f"score_{s}" for s in STRATEGIES),
@@ -134,6 +139,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "entity_support",
     *SESSION_FEATURES,
     *FOCUS_FEATURES,
+    *TOKEN_FEATURES,
     "ce",
 )
 
@@ -145,6 +151,10 @@ class RankQuery:
     text: str
     now: datetime
     windows: tuple[TimeWindow, ...] = ()
+    tokens: np.ndarray | None = field(default=None, compare=False)
+    """The query's content-token vectors (``tempr.core.token_match``), unit rows; None: none computed."""
+    focus_tokens: np.ndarray | None = field(default=None, compare=False)
+    """The same for the focus query; None: the query is its own focus (or none computed)."""
 
 
 @dataclass(slots=True)
@@ -173,6 +183,8 @@ class RankCandidate:
     """Cosine of the focus query (``tempr.core.query_focus``) to the memory; None: the query is its own focus."""
     cos_focus_chunk: float | None = None
     """The focus query's cosine to the source chunk's vector; None: no chunk vector (or no focus)."""
+    tokens: bytes | None = None
+    """The memory's content-token vectors, packed (``tempr.core.token_match.pack``); None: not stored."""
 
 
 def pool_idf(docs: Sequence[set[str]], terms: Sequence[str]) -> dict[str, float]:
@@ -304,6 +316,7 @@ def feature_array(query: RankQuery, candidates: Sequence[RankCandidate]) -> np.n
     session, entity = _support(candidates, order[:SUPPORT_TOP])
     by_session = _session_columns(candidates, cos_fact, cos_chunk)
     focus = _focus_columns(candidates, cos_chunk)
+    tok = token_match.columns(query.tokens, query.focus_tokens, [c.tokens for c in candidates])
 
     pool = LexicalPool(query.text)
     facts = [pool.scan_counting(c.text) for c in candidates]
@@ -365,6 +378,7 @@ def feature_array(query: RankQuery, candidates: Sequence[RankCandidate]) -> np.n
                 entity[i],
                 *by_session[i],
                 *focus[i],
+                *tok[i],
                 float(c.ce) if c.ce is not None else math.nan,
             ]
         )

@@ -162,7 +162,7 @@ def prepare_rows(
     """
     texts = [f.text for _, f in facts]
     with report.timed("embed"):
-        vectors = _embed(texts, deps, progress)
+        vectors, tokens = _embed(texts, deps, progress)
     need = [i for i, (_, f) in enumerate(facts) if f.entities is None]
     with report.timed("entities"):
         extracted = dict(zip(need, deps.extractor.extract([texts[i] for i in need]), strict=True))
@@ -171,19 +171,24 @@ def prepare_rows(
         unit_id = repo.unit_uuid(bank_id, fact.key)
         names[unit_id] = fact.entities if fact.entities is not None else extracted[i]
         row = _row(bank_id, unit_id, fact, vectors[i])
+        row["tokens"] = tokens[i]
         row["chunk_text"] = fact.chunk.text if fact.chunk else None
         rows.append(row)
     return rows, names
 
 
-def _embed(texts: list[str], deps: IngestDeps, progress: Progress | None) -> list[Any]:
+def _embed(texts: list[str], deps: IngestDeps, progress: Progress | None) -> tuple[list[Any], list[bytes | None]]:
+    """Each text's vector and packed token vectors (None each with ``TEMPR_TOKEN_VECTORS=false``)."""
     step = max(deps.settings.embed_batch_size * 4, 64)
     vectors: list[Any] = []
+    tokens: list[bytes | None] = []
     for start in range(0, len(texts), step):
-        vectors.extend(deps.embedder.embed(texts[start : start + step]))
+        batch, packed = deps.embedder.embed_tokens(texts[start : start + step], tokens=deps.settings.token_vectors)
+        vectors.extend(batch)
+        tokens.extend(packed)
         if progress:
             progress("embed", len(texts[start : start + step]))
-    return vectors
+    return vectors, tokens
 
 
 def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, Any]:

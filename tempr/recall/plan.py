@@ -19,7 +19,7 @@ from config.errors import ServiceError, ValidationError
 from config.settings import Settings
 from tempr.bank_ids import check_bank_id
 from tempr.core import multi_hop_depth, parse_strategy_boosts, recall_budget
-from tempr.core.query_focus import focus_text
+from tempr.core.query_focus import focus_text, has_topic
 from tempr.core.timeutil import ms_since
 from tempr.core.types import TimeWindow
 from tempr.inputs import RANGE_TEXT
@@ -42,6 +42,17 @@ def _unpack_vector(value: Any) -> Any:
         return list(struct.unpack(f"<{len(raw) // 8}d", raw))
     return value
 
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _unb64(value: Any) -> Any:
+    return base64.b64decode(value, validate=True) if isinstance(value, str) else value
+
+
+PackedBytes = Annotated[bytes, BeforeValidator(_unb64), PlainSerializer(_b64, return_type=str, when_used="json")]
+"""Bytes in Python, base64 in JSON (pydantic's own JSON form of bytes is UTF-8, which these are not)."""
 
 PackedVector = Annotated[
     list[float], BeforeValidator(_unpack_vector), PlainSerializer(_pack_vector, return_type=str, when_used="json")
@@ -66,6 +77,12 @@ class QueryPlan(BaseModel):
     focus: PackedVector | None = None
     """The query with its names masked (``tempr.core.query_focus``), embedded for the learned
     ranker's focus features; None when the query names nobody (it is its own focus)."""
+    tokens: PackedBytes | None = None
+    """The query's content-token vectors (``tempr.core.token_match.pack``) for the learned ranker's
+    token features; None with ``TEMPR_TOKEN_VECTORS=false``, or for a query with no topic word
+    besides its names (``tempr.core.query_focus.has_topic``)."""
+    focus_tokens: PackedBytes | None = None
+    """The same for the focus query; None when the query is its own focus."""
     budget: int
     depth: int
     now: datetime
@@ -114,7 +131,9 @@ def analyse(bank_id: str, request: RecallRequest, ctx: RecallContext, *, version
     t_embed = time.perf_counter()
     if ctx.embedder is None:
         raise ServiceError("query analysis needs an embedder; this recall context has none")
-    vectors = ctx.embedder.embed(texts)
+    # Only the learned ranker reads the token vectors (the seed profile has none).
+    want_tokens = ctx.settings.token_vectors and ctx.settings.recall_profile != "seed" and has_topic(request.query)
+    vectors, tokens = ctx.embedder.embed_tokens(texts, tokens=want_tokens)
     embed_ms = (time.perf_counter() - t_embed) * 1000
     windows, trace = _resolve_windows(bank_id, request, temporal, vectors[1 : 1 + len(anchors)], now, ctx)
     plan = QueryPlan(
@@ -123,6 +142,8 @@ def analyse(bank_id: str, request: RecallRequest, ctx: RecallContext, *, version
         request=request,
         embedding=[float(x) for x in vectors[0]],
         focus=[float(x) for x in vectors[-1]] if focus is not None else None,
+        tokens=tokens[0],
+        focus_tokens=tokens[-1] if focus is not None else None,
         budget=budget_for(request, ctx.settings),
         depth=multi_hop_depth(request.budget),
         now=now,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tempr.core import token_match
 from tempr.core.rank_features import RankCandidate, RankQuery
 from tempr.core.types import FusedCandidate
 from tempr.recall.context import RecallContext
@@ -31,9 +32,21 @@ def gather(
     else:
         with ctx.engine.connect() as conn:  # one round trip: fields, entities, the cosines and chunk text
             units = recall_repo.fetch_units(
-                conn, ids, with_entities=True, embedding=plan.embedding, with_chunks=True, focus=plan.focus
+                conn,
+                ids,
+                with_entities=True,
+                embedding=plan.embedding,
+                with_chunks=True,
+                focus=plan.focus,
+                tokens=plan.tokens is not None,
             )
-    query = RankQuery(text=plan.request.query, now=plan.now, windows=tuple(plan.windows))
+    query = RankQuery(
+        text=plan.request.query,
+        now=plan.now,
+        windows=tuple(plan.windows),
+        tokens=token_match.unpack(plan.tokens),
+        focus_tokens=token_match.unpack(plan.focus_tokens),
+    )
     out = []
     for c in candidates:
         unit = units.get(c.id)
@@ -57,6 +70,7 @@ def gather(
                 ce=None if ce is None else ce.get(c.id),
                 cos_focus=unit.get("focus_cosine"),
                 cos_focus_chunk=unit.get("focus_chunk_cosine"),
+                tokens=unit.get("tokens"),
             )
         )
     return query, out, units

@@ -159,6 +159,7 @@ _BATCH_COLUMNS = (
     ("metadata", "jsonb"),
     ("document_id", "text"),
     ("chunk_id", "text"),
+    ("tokens", "bytea"),
 )
 _COLS = ", ".join(c for c, _ in _BATCH_COLUMNS)
 

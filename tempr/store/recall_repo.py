@@ -248,6 +248,7 @@ def fetch_units(
     with_chunks: bool = False,
     vectors: bool = False,
     focus: Sequence[float] | None = None,
+    tokens: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """id -> the memory's fields (``type`` is fact_type; dates are aware datetimes or None).
 
@@ -260,7 +261,9 @@ def fetch_units(
     ``vectors``, "vector": the stored vector as a float32 array, for ``tempr.store.unit_cache``
     (chunks' vectors: ``chunk_vectors``, once per chunk). With ``embedding`` and ``focus`` (the
     name-masked query's vector, ``tempr.core.query_focus``), "focus_cosine" too, and with chunks
-    "focus_chunk_cosine". One statement (one round trip) whatever the options.
+    "focus_chunk_cosine". With ``tokens``, "tokens": its packed content-token vectors
+    (``tempr.core.token_match``; None when it has none). One statement (one round trip) whatever
+    the options.
     """
     wanted = valid_uuids(ids)
     if not wanted:
@@ -287,6 +290,8 @@ def fetch_units(
             extra.append("1 - (c.embedding <=> CAST(:f AS vector))")
     if vectors:  # pgvector's binary form: its text form costs ~50 us a vector to parse
         extra.append("vector_send(m.embedding)")
+    if tokens:
+        extra.append("m.tokens")
     sql = f"""{head}
         SELECT m.id::text, m.fact_id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
                m.mentioned_at, m.event_date, m.document_id, m.chunk_id, m.tags, m.metadata, m.proof_count
@@ -318,6 +323,9 @@ def fetch_units(
                 unit["focus_chunk_cosine"] = _optional_float(next(more))
         if vectors:
             unit["vector"] = vector_from_send(next(more))
+        if tokens:
+            raw = next(more)
+            unit["tokens"] = bytes(raw) if raw else None
         units[unit["id"]] = unit
     if with_chunks:
         for unit in units.values():

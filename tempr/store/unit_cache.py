@@ -14,8 +14,9 @@ as well (with ``TEMPR_CHUNK_VECTORS=false`` no chunk ever has one).
 
 The cosines are computed here, in float64 from unit-length float32 copies of the stored
 vectors, clamped to [-1, 1] as pgvector does: ``fetch_units(embedding=...)``'s values to ~1e-6.
-A row costs about 3-4 KB (its vector, its fields and chunk text) and a chunk vector 1.5 KB, so
-the default 10,000 of each hold ~50 MB at most per reranking process. Vectors cross the wire in
+A row costs about 3-4 KB (its vector, its fields and chunk text) plus its packed token vectors
+(about 0.4 KB a content word, ~4 KB for a LoCoMo fact) and a chunk vector 1.5 KB, so the default
+10,000 of each hold ~100 MB at most per reranking process. Vectors cross the wire in
 pgvector's binary form (``vector_send``): its text form costs ~50 us a vector to parse.
 """
 
@@ -68,7 +69,8 @@ class UnitCache:
         embedding: Sequence[float],
         focus: Sequence[float] | None = None,
     ) -> dict[str, dict[str, Any]]:
-        """``fetch_units(conn, ids, with_entities=True, embedding=embedding, with_chunks=True, focus=focus)``,
+        """``fetch_units(conn, ids, with_entities=True, embedding=embedding, with_chunks=True, focus=focus,
+        tokens=True)``,
         reading from PostgreSQL only the rows and chunk vectors not kept from an earlier call (no
         connection at all when every one is kept: a pool checkout costs a ping)."""
         wanted = list(dict.fromkeys(ids))
@@ -133,7 +135,7 @@ def _chunk_of(entry: _Entry) -> str | None:
 
 
 def _read(conn: Connection, ids: Sequence[str]) -> dict[str, _Entry]:
-    rows = recall_repo.fetch_units(conn, ids, with_entities=True, with_chunks=True, vectors=True)
+    rows = recall_repo.fetch_units(conn, ids, with_entities=True, with_chunks=True, vectors=True, tokens=True)
     if not rows:
         return {}
     facts = _unit_rows([u.pop("vector") for u in rows.values()])

@@ -54,7 +54,7 @@ def _version(resources: Any, bank: str) -> int:
 
 def _from_postgres(resources: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
     with resources.engine.connect() as conn:
-        return recall_repo.fetch_units(conn, ids, with_entities=True, embedding=QUERY, with_chunks=True)
+        return recall_repo.fetch_units(conn, ids, with_entities=True, embedding=QUERY, with_chunks=True, tokens=True)
 
 
 def _assert_same(cached: dict[str, dict[str, Any]], stored: dict[str, dict[str, Any]]) -> None:
@@ -91,7 +91,9 @@ def test_rows_and_cosines_match_postgres_and_a_second_recall_reads_nothing(resou
     assert cache.misses == 4 and cache.hits == 4 and seen[-1] == (4, 0)  # every row from the cache
     assert second[ids[0]]["tags"] == ["work"]
     with resources.engine.connect() as conn:
-        stored = recall_repo.fetch_units(conn, ids, with_entities=True, embedding=other_query, with_chunks=True)
+        stored = recall_repo.fetch_units(
+            conn, ids, with_entities=True, embedding=other_query, with_chunks=True, tokens=True
+        )
     _assert_same(second, stored)  # the cosines are the new query's
 
 
@@ -100,7 +102,9 @@ def test_the_focus_cosines_match_postgres_from_the_cache_and_on_a_first_read(res
     cache, ids = UnitCache(100), _ids(resources, bank)
     version = _version(resources, bank)
     with resources.engine.connect() as conn:
-        stored = recall_repo.fetch_units(conn, ids, with_entities=True, embedding=QUERY, with_chunks=True, focus=focus)
+        stored = recall_repo.fetch_units(
+            conn, ids, with_entities=True, embedding=QUERY, with_chunks=True, focus=focus, tokens=True
+        )
     assert stored[ids[0]]["focus_cosine"] != pytest.approx(stored[ids[0]]["cosine"])  # another vector's cosines
     assert stored[ids[0]]["focus_chunk_cosine"] is not None and stored[ids[3]]["focus_chunk_cosine"] is None
     for _ in range(2):  # a first read from PostgreSQL, then every row from the cache

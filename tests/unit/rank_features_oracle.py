@@ -132,6 +132,25 @@ def _focus_of(i: int, candidates: Sequence[RankCandidate], cos_chunk: Sequence[f
     return [every[i], every[i] - max(every)]
 
 
+def _tokens_of(i: int, query: RankQuery, candidates: Sequence[RankCandidate]) -> list[float]:
+    """The token features of candidate ``i`` (added with them): MaxSim by plain loops."""
+    from tempr.core.token_match import unpack
+
+    def maxsim(q: object, raw: bytes | None) -> float:
+        d = unpack(raw)
+        if q is None or d is None:
+            return math.nan
+        return sum(max(float(a @ b) for b in d) for a in q) / len(q)  # type: ignore[union-attr]
+
+    out: list[float] = []
+    for q in (query.tokens, query.tokens if query.focus_tokens is None else query.focus_tokens):
+        every = [maxsim(q, c.tokens) for c in candidates]
+        present = [v for v in every if not math.isnan(v)]
+        value = every[i]
+        out += [value, value - max(present)] if present else [math.nan, math.nan]
+    return out
+
+
 def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> list[list[float]]:
     """One row of ``FEATURE_NAMES`` values per candidate, in the candidates' order."""
     if not candidates:
@@ -188,6 +207,7 @@ def feature_matrix(query: RankQuery, candidates: Sequence[RankCandidate]) -> lis
                 entity[i],
                 *_session_of(i, candidates, cos_fact, cos_chunk),
                 *_focus_of(i, candidates, cos_chunk),
+                *_tokens_of(i, query, candidates),
                 float(c.ce) if c.ce is not None else math.nan,
             ]
         )

@@ -64,3 +64,20 @@ def test_names_go_unless_they_start_a_sentence_and_every_other_word_stays(tokens
     out = focus.split()
     assert [w for w in out if not w.startswith(PLACEHOLDER)] == kept
     assert focus_text(focus) is None  # one pass masks every name
+
+
+@pytest.mark.parametrize(
+    ("query", "topic"),
+    [
+        ("What did Priya do on March 8, 2024?", False),  # a name, stopwords and a date
+        ("Who is Alice?", False),
+        ("When?", False),
+        ("What video games does Nate play?", True),
+        ("Where does she work?", True),  # names nobody: its own words
+        ("Which flight was TP1351?", True),
+    ],
+)
+def test_a_query_has_a_topic_when_a_word_is_left_besides_names_and_dates(query: str, topic: bool) -> None:
+    from tempr.core.query_focus import has_topic
+
+    assert has_topic(query) is topic

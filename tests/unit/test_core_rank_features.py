@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tempr.core import token_match
 from tempr.core.rank_features import (
     FEATURE_NAMES,
+    TOKEN_FEATURES,
     RankCandidate,
     RankQuery,
     content_terms,
@@ -22,8 +24,10 @@ from tempr.core.rank_features import (
     words,
 )
 from tempr.core.types import TimeWindow
+from tempr.providers.embedder.fake import FakeEmbedder
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
+FAKE = FakeEmbedder()
 
 
 def col(rows: list[list[float]], name: str) -> list[float]:
@@ -145,14 +149,16 @@ texts = st.text(alphabet="abcdefgh xyz", max_size=30)
     texts,
 )
 def test_rows_are_finite_and_do_not_depend_on_candidate_order(items: list[tuple[str, float, int]], query: str) -> None:
+    _, packed = FAKE.embed_tokens([t for t, _, _ in items] + [query])
     cands = [
-        cand(str(i), t, c, occurred=NOW - timedelta(days=d), ranks={"semantic": i + 1})
+        cand(str(i), t, c, occurred=NOW - timedelta(days=d), ranks={"semantic": i + 1}, tokens=packed[i])
         for i, (t, c, d) in enumerate(items)
     ]
-    q = RankQuery(query, NOW)
+    q = RankQuery(query, NOW, tokens=token_match.unpack(packed[-1]))
     rows = feature_matrix(q, cands)
+    may_miss = {FEATURE_NAMES.index(n) for n in TOKEN_FEATURES}  # a text of stopwords only has no tokens
     for row in rows:
-        assert all(math.isfinite(v) for v in row[:-1])  # ce is the one feature that may be missing
+        assert all(math.isfinite(v) for i, v in enumerate(row[:-1]) if i not in may_miss)  # nor has ce
     flipped = feature_matrix(q, list(reversed(cands)))
     by_id = {c.id: r for c, r in zip(reversed(cands), flipped, strict=True)}
     skip = {
@@ -164,7 +170,7 @@ def test_rows_are_finite_and_do_not_depend_on_candidate_order(items: list[tuple[
         other = by_id[c.id]
         for i, (x, y) in enumerate(zip(row[:-1], other[:-1], strict=True)):
             if i not in skip:  # ties in cosine may break differently
-                assert x == pytest.approx(y), FEATURE_NAMES[i]
+                assert x == pytest.approx(y, nan_ok=True), FEATURE_NAMES[i]
 
 
 def test_session_features_summarise_each_document_over_both_representations() -> None:
@@ -201,3 +207,23 @@ def test_focus_features_use_the_focus_cosines_and_fall_back_as_both_does() -> No
     rows = feature_matrix(RankQuery("where does she work?", NOW), plain)
     assert col(rows, "focus_both") == col(rows, "both")
     assert col(rows, "focus_both_gap") == col(rows, "both_gap")
+
+
+def test_token_features_match_words_and_are_missing_without_token_vectors() -> None:
+    _, packed = FAKE.embed_tokens(
+        ["Nate won a Valorant games final", "Nate likes tea", "What games does Nate play?", "games"]
+    )
+    q = RankQuery("What games does Nate play?", NOW, tokens=token_match.unpack(packed[2]))
+    cands = [
+        cand("a", "Nate won a Valorant games final", 0.5, tokens=packed[0]),
+        cand("b", "Nate likes tea", 0.5, tokens=packed[1]),
+        cand("c", "stored before token vectors", 0.5),
+    ]
+    rows = feature_matrix(q, cands)
+    fact = col(rows, "tok_fact")
+    assert fact[:2] == pytest.approx([2 / 3, 1 / 3]) and math.isnan(fact[2])  # games, nate, play: 2 and 1
+    assert col(rows, "tok_fact_gap")[0] == 0.0 and col(rows, "tok_fact_gap")[1] < 0.0
+    assert col(rows, "tok_focus") == pytest.approx(fact, nan_ok=True)  # no focus: the query is its own
+    focused = RankQuery(q.text, NOW, tokens=q.tokens, focus_tokens=token_match.unpack(packed[3]))
+    assert col(feature_matrix(focused, cands), "tok_focus")[:2] == pytest.approx([1.0, 0.0], abs=1e-6)
+    assert all(math.isnan(v) for v in col(feature_matrix(RankQuery(q.text, NOW), cands), "tok_fact"))

@@ -36,6 +36,24 @@ def test_onnx_matches_torch_on_real_texts(cache_dir: Path, texts: list[str]) -> 
     assert np.allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-4)
 
 
+def test_token_vectors_match_torchs_last_hidden_states(cache_dir: Path, texts: list[str]) -> None:
+    """The exported graph's second output is the model's own token states: the same content tokens
+    as sentence-transformers' ``token_embeddings``, each at cosine >= 0.999 (>= 0.95 for int8), and
+    asking for them leaves the vectors as they were."""
+    from tempr.core import token_match
+
+    _, want = MiniLMEmbedder(batch_size=16).embed_tokens(texts)
+    for variant, floor in (("exact", 0.999), ("int8", 0.95)):
+        model = OnnxMiniLMEmbedder(cache_dir=cache_dir, variant=variant)
+        vectors, got = model.embed_tokens(texts)
+        assert np.array_equal(vectors, model.embed(texts))
+        for a, b in zip(got, want, strict=True):
+            mine, theirs = token_match.unpack(a), token_match.unpack(b)
+            assert mine is not None and theirs is not None and mine.shape == theirs.shape
+            assert np.einsum("ij,ij->i", mine, theirs).min() >= floor, variant
+    assert model.embed_tokens(texts, tokens=False)[1] == [None] * len(texts)
+
+
 def test_batching_does_not_change_vectors(cache_dir: Path, texts: list[str]) -> None:
     """Length-sorted batches pad differently; the mask must make that invisible."""
     model = OnnxMiniLMEmbedder(cache_dir=cache_dir, batch_size=7)

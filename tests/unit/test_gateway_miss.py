@@ -25,6 +25,9 @@ class _Embedder:
             raise FileNotFoundError("model.onnx")
         return [[0.0] * 4 for _ in texts]
 
+    def embed_tokens(self, texts: list[str], *, tokens: bool = True) -> tuple[list[list[float]], list[None]]:
+        return self.embed(texts), [None] * len(texts)
+
 
 PARTS = ChordParts(build_chord=lambda *a: None, recall_context=lambda **k: None, sending_only=lambda b: nullcontext())
 

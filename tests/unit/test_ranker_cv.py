@@ -65,3 +65,22 @@ def test_questions_that_name_someone_are_also_trained_as_if_they_named_nobody() 
     assert copy.dia_ids == named.dia_ids and copy.evidence == named.evidence
     assert all(c.cos_focus is None and c.cos_focus_chunk is None for c in copy.candidates)
     assert all(c.cos_focus == 0.2 for c in named.candidates)
+
+
+def test_every_fourth_question_is_also_trained_without_its_token_vectors() -> None:
+    from dataclasses import replace
+
+    from bench.ranker_train import TOKENLESS_EVERY, with_tokenless_copies
+
+    samples = [
+        replace(
+            s, query=replace(s.query, tokens=None), candidates=[replace(c, tokens=b"\x01" * 384) for c in s.candidates]
+        )
+        for s in _samples()[:9]
+    ]
+    out = with_tokenless_copies(samples)
+    assert out[: len(samples)] == samples and TOKENLESS_EVERY == 4
+    copies = out[len(samples) :]
+    assert [c.dia_ids for c in copies] == [samples[i].dia_ids for i in (0, 4, 8)]
+    assert all(c.tokens is None for copy in copies for c in copy.candidates)
+    assert all(c.tokens is not None for s in samples for c in s.candidates)  # the originals keep theirs

@@ -18,3 +18,8 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return a float32 array of shape (len(texts), dim), rows L2-normalised."""
         ...
+
+    def embed_tokens(self, texts: Sequence[str], *, tokens: bool = True) -> tuple[np.ndarray, list[bytes | None]]:
+        """``embed``, and each text's content-token vectors packed by ``tempr.core.token_match.pack``
+        (None for a text with none, and for every text when ``tokens`` is False)."""
+        ...

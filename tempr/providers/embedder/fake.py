@@ -30,3 +30,17 @@ class FakeEmbedder:
             norm = float(np.linalg.norm(out[row]))
             out[row] = out[row] / norm if norm else 1.0 / np.sqrt(self.dim)
         return out
+
+    def embed_tokens(self, texts: Sequence[str], *, tokens: bool = True) -> tuple[np.ndarray, list[bytes | None]]:
+        """Each word (not a stopword) a one-hot token vector of the slot it hashes to."""
+        from tempr.core import token_match
+
+        packed: list[bytes | None] = []
+        for text in texts:
+            words = [w for w in _WORD.findall(text.lower()) if token_match.keep(w)] if tokens else []
+            rows = np.zeros((len(words), self.dim), dtype=np.float32)
+            for i, word in enumerate(words):
+                slot = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big")
+                rows[i, slot % self.dim] = 1.0
+            packed.append(token_match.pack(rows) if words else None)
+        return self.embed(texts), packed

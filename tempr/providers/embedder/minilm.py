@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -39,3 +40,22 @@ class MiniLMEmbedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+    def embed_tokens(self, texts: Sequence[str], *, tokens: bool = True) -> tuple[np.ndarray, list[bytes | None]]:
+        """The vectors and each text's content-token vectors, packed (``tempr.core.token_match``)."""
+        from tempr.core import token_match
+
+        if not tokens or not texts:
+            return self.embed(texts), [None] * len(texts)
+        outputs: list[Any] = self._model.encode(  # type: ignore[assignment]
+            list(texts), batch_size=self.batch_size, output_value=None, show_progress_bar=False
+        )
+        vectors, packed = [], []
+        for out in outputs:
+            ids = out["input_ids"].tolist()
+            hidden = out["token_embeddings"].float().cpu().numpy()[: len(ids)]
+            names = self._model.tokenizer.convert_ids_to_tokens(ids)
+            packed.append(token_match.pack(token_match.select(names, hidden)))
+            vectors.append(out["sentence_embedding"].float().cpu().numpy())
+        v = np.asarray(vectors, dtype=np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True), packed

@@ -212,22 +212,66 @@ class OnnxMiniLMEmbedder:
             if self._threads:
                 opts.intra_op_num_threads = self._threads
             opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            self._session = ort.InferenceSession(str(self._path), opts, providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(
+                _with_hidden_output(self._path), opts, providers=["CPUExecutionProvider"]
+            )
         return self._session
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_tokens(texts, tokens=False)[0]
+
+    def embed_tokens(self, texts: Sequence[str], *, tokens: bool = True) -> tuple[np.ndarray, list[bytes | None]]:
+        """The vectors, and each text's content-token vectors packed (``tempr.core.token_match``):
+        the same run's last hidden states, so the tokens cost no second pass."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        packed: list[bytes | None] = [None] * len(texts)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
-            out[idx] = self._run([texts[i] for i in idx])
-        return out
+            vectors, rows = self._run([texts[i] for i in idx], tokens)
+            out[idx] = vectors
+            for i, row in zip(idx, rows, strict=True):
+                packed[i] = row
+        return out, packed
 
-    def _run(self, texts: list[str]) -> np.ndarray:
+    def _run(self, texts: list[str], tokens: bool) -> tuple[np.ndarray, list[bytes | None]]:
+        from tempr.core import token_match
+
         enc = self._tokenizer.encode_batch([t.strip() for t in texts])  # as sentence-transformers does
         feeds = {
             "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
             "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
             "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
         }
-        return np.asarray(self._open().run(["embedding"], feeds)[0], dtype=np.float32)
+        if not tokens:
+            return np.asarray(self._open().run(["embedding"], feeds)[0], dtype=np.float32), [None] * len(texts)
+        vectors, hidden = self._open().run(["embedding", HIDDEN_OUTPUT], feeds)
+        rows = [token_match.pack(token_match.select(e.tokens, h)) for e, h in zip(enc, hidden, strict=True)]
+        return np.asarray(vectors, dtype=np.float32), rows
+
+
+HIDDEN_OUTPUT = "hidden"
+"""The graph output added at load (``_with_hidden_output``): the last layer's states, one per token."""
+
+
+def _with_hidden_output(path: Path) -> bytes:
+    """The export with its last hidden states as a second output, for token vectors.
+
+    They are the input of the pooling's masked sum (the ``Mul`` that feeds the ``ReduceSum``),
+    found by that shape rather than by name, so every variant of the export works. ONNX Runtime
+    computes them anyway; a run that asks only for ``embedding`` costs what it did."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    model = onnx.load(str(path))
+    made_by = {out: node for node in model.graph.node for out in node.output}
+    for node in model.graph.node:
+        mul = made_by.get(node.input[0]) if node.op_type == "ReduceSum" else None
+        if mul is not None and mul.op_type == "Mul":
+            hidden = mul.input[0]
+            break
+    else:
+        raise RuntimeError(f"{path.name}: no mean pooling found, so no token states to expose")
+    model.graph.node.append(helper.make_node("Identity", [hidden], [HIDDEN_OUTPUT]))
+    model.graph.output.append(helper.make_tensor_value_info(HIDDEN_OUTPUT, TensorProto.FLOAT, None))
+    return bytes(model.SerializeToString())

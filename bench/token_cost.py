@@ -1,0 +1,136 @@
+"""What the learned ranker's token features cost per recall (issue 9 allows the new stage 5 ms at p50).
+
+    .venv/bin/python -m bench.token_cost [--queries 60] [--repeats 5] [--write]
+
+On the LoCoMo dev banks (``tempr bench quality`` or ``tempr ranker train`` ingests them; their
+memories carry token vectors), each question runs the work the token features add, with and
+without it, alternating in one process so that load moves both sides alike:
+
+* *embedding*: the analysis's one embedder call with its token vectors against without them;
+* *rank stage*: ``tempr.recall.scoring.rerank`` (rows, cosines, features, the model's predict) for
+  the same fused candidates, the plan with its token vectors against the same plan without
+  (which reads no token bytes and leaves the features missing); once with the reranking
+  process's row cache warm, once reading every row from PostgreSQL;
+* *message*: the plan's JSON, which the fusion callback's message carries (the strategy
+  messages go without the token vectors).
+
+Each step is repeated (``--repeats``) and its median kept per question; the table gives the
+median and the 95th percentile over questions. (The synthetic banks of ``tempr bench latency``
+are built from cached vectors without token vectors, so they cannot show this cost.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench import locomo
+from bench.focus_cost import _bank_version, _p95, _pair
+from bench.metrics import median
+from bench.quality import DEFAULT_LOCOMO
+
+
+def measure(folder: Path, queries: int, repeats: int) -> dict[str, list[tuple[float, float]]]:
+    from dataclasses import replace
+
+    from bench.quality import _request
+    from tempr.recall.pipeline import run_strategies
+    from tempr.recall.plan import analyse
+    from tempr.recall.scoring import fuse, rerank
+    from workers.resources import get_resources, recall_context
+
+    ctx = recall_context()
+    cold = replace(ctx, unit_cache=None)
+    if ctx.embedder is None:
+        raise SystemExit("this process has no embedder")
+    steps = ("embedding", "rank, row cache warm", "rank, from PostgreSQL", "plan JSON, KB")
+    out: dict[str, list[tuple[float, float]]] = {step: [] for step in steps}
+    pairs = [(c, q) for c in locomo.load(folder) for q in c.questions]
+    for j, (conv, q) in enumerate(pairs[:: max(1, len(pairs) // queries)][:queries]):
+        version = _bank_version(get_resources().engine, conv.bank_id)
+        plan = analyse(conv.bank_id, _request(conv, q), ctx, version=version)
+        if plan.tokens is None:
+            raise SystemExit("the plan carries no token vectors: is TEMPR_TOKEN_VECTORS false?")
+        candidates = fuse(plan, run_strategies(plan, ctx), ctx.settings)
+        rerank(plan, candidates, ctx)  # the row cache warm, as in a fleet that has seen the bank
+        for step, pair in _one_question(q.question, plan, candidates, (ctx, cold), repeats, bool(j % 2)).items():
+            out[step].append(pair)
+    return out
+
+
+def _one_question(
+    text: str, plan: Any, candidates: Any, contexts: tuple[Any, Any], repeats: int, flip: bool
+) -> dict[str, tuple[float, float]]:
+    """(with, without) per step for one question."""
+    from tempr.recall.scoring import rerank
+
+    warm, cold = contexts
+    bare = plan.model_copy(update={"tokens": None, "focus_tokens": None})
+    embedder = warm.embedder
+    return {
+        "embedding": _pair(
+            lambda: embedder.embed_tokens([text]), lambda: embedder.embed_tokens([text], tokens=False), repeats, flip
+        ),
+        "rank, row cache warm": _pair(
+            lambda: rerank(plan, candidates, warm), lambda: rerank(bare, candidates, warm), repeats, flip
+        ),
+        "rank, from PostgreSQL": _pair(
+            lambda: rerank(plan, candidates, cold), lambda: rerank(bare, candidates, cold), repeats, flip
+        ),
+        "plan JSON, KB": (len(plan.model_dump_json()) / 1024, len(bare.model_dump_json()) / 1024),
+    }
+
+
+def render(results: dict[str, list[tuple[float, float]]], load: tuple[float, ...]) -> str:
+    from bench.report import machine_line
+
+    n = len(results["embedding"])
+    lines = [
+        "## Cost of the token features (`python -m bench.token_cost`)",
+        "",
+        f"{n} LoCoMo dev questions on their banks, budget mid; per question the median of repeated calls, "
+        "with and without the token vectors, alternating in one process; "
+        f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. {machine_line()}",
+        "",
+        "| step | with tokens p50 | without p50 | added p50 | with tokens p95 | without p95 | added p95 |",
+        "|:---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for step, pairs in results.items():
+        with_ = [a for a, _ in pairs]
+        without = [b for _, b in pairs]
+        added = [a - b for a, b in pairs]
+        unit = "" if "KB" in step else " ms"
+        lines.append(
+            f"| {step} | {median(with_):.2f} | {median(without):.2f} | **{median(added):+.2f}**{unit} | "
+            f"{_p95(with_):.2f} | {_p95(without):.2f} | {_p95(added):+.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="folder of LoCoMo conversations")
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--write", action="store_true", help="write the table to BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    if args.queries < 1 or args.repeats < 1:
+        parser.error("--queries and --repeats must be 1 or more")
+    if not args.locomo.is_dir():
+        parser.error(f"no LoCoMo folder at {args.locomo}")
+    before = os.getloadavg()
+    results: Any = measure(args.locomo, args.queries, args.repeats)
+    load = tuple(max(a, b) for a, b in zip(before, os.getloadavg(), strict=True))
+    body = render(results, load)
+    print(body)
+    if args.write:
+        from bench.report import write_section
+
+        write_section("token_cost", body)
+
+
+if __name__ == "__main__":
+    main()

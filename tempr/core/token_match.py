@@ -1,0 +1,111 @@
+"""Token-level match between a query and a memory: MaxSim over the embedder's own token vectors.
+
+Why: a memory's one pooled vector averages its words, so "Nate won a big Valorant tournament"
+sits about as close to "What video games does Nate play?" as any other Nate memory. Comparing
+word by word (each query word's best match among the memory's words, averaged: ColBERT's
+MaxSim) keeps the match of "games" with "Valorant tournament" that the average blurs. The token
+vectors are the same MiniLM pass's last hidden states, so they cost no second model run; the
+ranker reads the score as features (``tempr.core.rank_features``). Cross-validated on the LoCoMo
+dev conversations it adds 0.4-0.8 points of R@10 (BENCHMARKS.md, "Token match").
+
+Only content tokens are kept (no special tokens, punctuation or stopwords; word pieces after
+the first are kept, they carry rare words), each L2-normalised and stored as int8 (one byte per
+dimension: the direction is what a cosine reads, so no scale is stored). Numbers and the names
+of months and weekdays are not kept either: dates are the temporal features' to judge, and
+word by word "March 8, 2024" matched any memory holding a number or a weekday ("flew TP1351 on
+Tuesday") better than the one dated that day. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tempr.core.query_focus import CALENDAR
+from tempr.core.rank_text import STOPWORDS
+
+SPECIAL = frozenset({"[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]"})
+DIM = 384
+
+
+def _word(token: str) -> bool:
+    """A word or word piece that is neither a number nor a month or weekday."""
+    if token in SPECIAL:
+        return False
+    word = token[2:] if token.startswith("##") else token
+    return word.isalnum() and not word.isdigit() and word.lower() not in CALENDAR
+
+
+def keep(token: str) -> bool:
+    """Whether a WordPiece token is content: a word piece after the first, or a word that is not a stopword."""
+    return _word(token) and (token.startswith("##") or token.lower() not in STOPWORDS)
+
+
+def select(tokens: Sequence[str], hidden: np.ndarray) -> np.ndarray | None:
+    """The content tokens' rows of ``hidden`` (one row per token, padding beyond ``tokens`` ignored);
+    the words, stopwords included, when none is content ("Who is she?"); None for a text with no
+    word (only dates, numbers or punctuation)."""
+    rows = [i for i, t in enumerate(tokens) if keep(t)] or [i for i, t in enumerate(tokens) if _word(t)]
+    if not rows:
+        return None
+    return np.asarray(hidden[rows], dtype=np.float32)
+
+
+def pack(vectors: np.ndarray | None) -> bytes | None:
+    """Rows L2-normalised, then scaled so each row's largest component is 127, as int8 bytes."""
+    if vectors is None or len(vectors) == 0:
+        return None
+    v = np.asarray(vectors, dtype=np.float32)
+    v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+    scale = 127.0 / np.maximum(np.abs(v).max(axis=1, keepdims=True), 1e-12)
+    packed: bytes = np.clip(np.rint(v * scale), -127, 127).astype(np.int8).tobytes()
+    return packed
+
+
+def unpack(raw: bytes | None, dim: int = DIM) -> np.ndarray | None:
+    """``pack``'s bytes back as unit rows (float32, shape (tokens, dim)); None stays None."""
+    if not raw:
+        return None
+    if len(raw) % dim:
+        raise ValueError(f"packed token vectors are a whole number of {dim}-byte rows")
+    v = np.frombuffer(raw, dtype=np.int8).reshape(-1, dim).astype(np.float32)
+    rows: np.ndarray = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+    return rows
+
+
+def maxsim(query: np.ndarray | None, docs: Sequence[bytes | None], dim: int = DIM) -> np.ndarray:
+    """Per doc (``pack``'s bytes): the mean over the query's tokens of each one's best cosine among
+    the doc's tokens.
+
+    NaN for a doc without token vectors (or when the query has none): the ranker reads that as
+    missing. All docs are unpacked and compared at once (one matrix product over a few hundred
+    candidates of a dozen tokens each), then the best per doc and query token."""
+    out = np.full(len(docs), np.nan)
+    present = [i for i, d in enumerate(docs) if d]
+    if query is None or not len(query) or not present:
+        return out
+    raw = [docs[i] or b"" for i in present]
+    stacked = unpack(b"".join(raw), dim)
+    assert stacked is not None  # every present doc has bytes
+    sims = query @ stacked.T  # (query tokens, all doc tokens)
+    starts: np.ndarray = np.cumsum([0] + [len(r) // dim for r in raw[:-1]])
+    best = np.maximum.reduceat(sims, starts, axis=1)  # (query tokens, present docs)
+    out[present] = best.mean(axis=0)
+    return out
+
+
+def columns(
+    query: np.ndarray | None, focus: np.ndarray | None, docs: Sequence[bytes | None], dim: int = DIM
+) -> np.ndarray:
+    """The ranker's ``TOKEN_FEATURES``, one row per doc: ``maxsim`` of the query, its gap to the
+    best doc, then the same for the focus query (None: the query is its own focus, as for
+    ``focus_both``). All NaN when nothing can be compared."""
+    plain = maxsim(query, docs, dim)
+    by_focus = plain if focus is None else maxsim(focus, docs, dim)
+    out = np.full((len(docs), 4), np.nan)
+    for col, values in ((0, plain), (2, by_focus)):
+        if not np.isnan(values).all():
+            out[:, col] = values
+            out[:, col + 1] = values - np.nanmax(values)
+    return out
