@@ -6,7 +6,8 @@ word by word (each query word's best match among the memory's words, averaged: C
 MaxSim) keeps the match of "games" with "Valorant tournament" that the average blurs. The token
 vectors are the same MiniLM pass's last hidden states, so they cost no second model run; the
 ranker reads the score as features (``tempr.core.rank_features``). Cross-validated on the LoCoMo
-dev conversations it adds 0.4-0.8 points of R@10 (BENCHMARKS.md, "Token match").
+dev conversations it moved R@10 by 0 to +0.8 across model draws and by +0.4 through the workers,
+most of it on multi-hop questions (BENCHMARKS.md, "Token match").
 
 Only content tokens are kept (no special tokens, punctuation or stopwords; word pieces after
 the first are kept, they carry rare words), each L2-normalised and stored as int8 (one byte per
