@@ -89,7 +89,7 @@ def _maxsim_many(queries: Sequence[np.ndarray | None], docs: Sequence[bytes | No
     matrix product (a few hundred candidates of a dozen tokens each)."""
     out = [np.full(len(docs), np.nan) for _ in queries]
     present = [i for i, d in enumerate(docs) if d]
-    asked = [j for j, q in enumerate(queries) if q is not None and len(q)]
+    asked = [(j, q) for j, q in enumerate(queries) if q is not None and len(q)]
     if not present or not asked:
         return out
     raw = [docs[i] or b"" for i in present]
@@ -98,15 +98,14 @@ def _maxsim_many(queries: Sequence[np.ndarray | None], docs: Sequence[bytes | No
         raise ValueError(f"packed token vectors are a whole number of {dim}-byte rows")
     rows = np.frombuffer(joined, dtype=np.int8).reshape(-1, dim).astype(np.float32)
     lengths = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-    stacked = np.concatenate([queries[j] for j in asked])  # type: ignore[misc]
+    stacked = np.concatenate([q for _, q in asked])
     sims = (stacked @ rows.T) / np.maximum(lengths, 1e-12)  # (all query tokens, all doc tokens)
     starts: np.ndarray = np.cumsum([0] + [len(r) // dim for r in raw[:-1]])
     best = np.maximum.reduceat(sims, starts, axis=1)  # (all query tokens, present docs)
     at = 0
-    for j in asked:
-        n = len(queries[j])  # type: ignore[arg-type]
-        out[j][present] = best[at : at + n].mean(axis=0)
-        at += n
+    for j, q in asked:
+        out[j][present] = best[at : at + len(q)].mean(axis=0)
+        at += len(q)
     return out
 
 
