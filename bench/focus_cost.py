@@ -131,7 +131,15 @@ def render(size: int, results: dict[str, list[tuple[float, float]]], load: tuple
         "per query the median of repeated calls, with and without the focus, alternating in one process; "
         f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. {machine_line()}",
         "",
-        "| step | with focus p50 | without p50 | added p50 | with focus p95 | without p95 | added p95 |",
+        *paired_table(results, "focus"),
+    ]
+    return "\n".join(lines)
+
+
+def paired_table(results: dict[str, list[tuple[float, float]]], what: str) -> list[str]:
+    """The markdown table of (with, without) pairs per step: medians, 95th percentiles, the difference."""
+    lines = [
+        f"| step | with {what} p50 | without p50 | added p50 | with {what} p95 | without p95 | added p95 |",
         "|:---|---:|---:|---:|---:|---:|---:|",
     ]
     for step, pairs in results.items():
@@ -143,7 +151,7 @@ def render(size: int, results: dict[str, list[tuple[float, float]]], load: tuple
             f"| {step} | {median(with_):.2f} | {median(without):.2f} | **{median(added):+.2f}**{unit} | "
             f"{_p95(with_):.2f} | {_p95(without):.2f} | {_p95(added):+.2f} |"
         )
-    return "\n".join(lines)
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> None:

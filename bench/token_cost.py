@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import locomo
-from bench.focus_cost import _bank_version, _p95, _pair
-from bench.metrics import median
+from bench.focus_cost import _bank_version, _pair, paired_table
 from bench.quality import DEFAULT_LOCOMO
 
 
@@ -95,18 +94,8 @@ def render(results: dict[str, list[tuple[float, float]]], load: tuple[float, ...
         "with and without the token vectors, alternating in one process; "
         f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. {machine_line()}",
         "",
-        "| step | with tokens p50 | without p50 | added p50 | with tokens p95 | without p95 | added p95 |",
-        "|:---|---:|---:|---:|---:|---:|---:|",
+        *paired_table(results, "tokens"),
     ]
-    for step, pairs in results.items():
-        with_ = [a for a, _ in pairs]
-        without = [b for _, b in pairs]
-        added = [a - b for a, b in pairs]
-        unit = "" if "KB" in step else " ms"
-        lines.append(
-            f"| {step} | {median(with_):.2f} | {median(without):.2f} | **{median(added):+.2f}**{unit} | "
-            f"{_p95(with_):.2f} | {_p95(without):.2f} | {_p95(added):+.2f} |"
-        )
     return "\n".join(lines)
 
 
