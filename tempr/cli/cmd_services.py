@@ -63,14 +63,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="upgrade: apply the Alembic migrations to TEMPR_DATABASE_URL (or the embedded server); "
         "`services up` and ingest do this already. embed-chunks: give every chunk stored without a vector "
         "(written before version 0005, or with TEMPR_CHUNK_VECTORS=false) its vector, in the bank's own "
-        "embedder; safe to stop and rerun, recall keeps serving meanwhile.",
+        "embedder. embed-tokens: give every memory stored without token vectors (written before version "
+        "0011, or with TEMPR_TOKEN_VECTORS=false) its token vectors. Both are safe to stop and rerun; "
+        "recall keeps serving meanwhile.",
     )
     db.add_argument(
         "action",
-        choices=["upgrade", "embed-chunks"],
-        help="upgrade: bring the schema to the latest migration; embed-chunks: vectors for chunks without one",
+        choices=["upgrade", "embed-chunks", "embed-tokens"],
+        help="upgrade: bring the schema to the latest migration; embed-chunks: vectors for chunks without one; "
+        "embed-tokens: token vectors for memories without them",
     )
-    db.add_argument("--bank", default=None, help="embed-chunks: only this bank (default: every bank)")
+    db.add_argument("--bank", default=None, help="embed-chunks, embed-tokens: only this bank (default: every bank)")
     db.set_defaults(func=run_db)
 
 
@@ -206,8 +209,8 @@ def print_status(report: dict[str, Any]) -> None:
 def run_db(args: argparse.Namespace) -> int:
     from tempr.store.migrate import upgrade
 
-    if args.action == "embed-chunks":
-        return _embed_chunks(args.bank)
+    if args.action in ("embed-chunks", "embed-tokens"):
+        return _backfill(args.action, args.bank)
     endpoints = manager.resolve_endpoints(get_settings())
     if not endpoints.database_url:
         print("error: no database: set TEMPR_DATABASE_URL or run `tempr services up`")
@@ -217,26 +220,35 @@ def run_db(args: argparse.Namespace) -> int:
     return 0
 
 
-def _embed_chunks(bank: str | None) -> int:
-    """`tempr db embed-chunks`: a progress line per batch on stderr, a JSON summary on stdout."""
-    from tempr.ingest.backfill import embed_missing_chunks
+def _backfill(action: str, bank: str | None) -> int:
+    """`tempr db embed-chunks` / `embed-tokens`: a progress line per batch on stderr, a JSON
+    summary on stdout."""
+    from tempr.ingest.backfill import embed_missing_chunks, embed_missing_tokens
     from tempr.ingest.pipeline import IngestDeps
     from tempr.providers.entities import NoEntities
     from workers.resources import get_resources
 
+    what, key, fill = (
+        ("chunks", "chunks_embedded", embed_missing_chunks)
+        if action == "embed-chunks"
+        else ("memories", "memories_tokenised", embed_missing_tokens)
+    )
+
     def progress(bank_id: str, n: int) -> None:
         done[bank_id] = done.get(bank_id, 0) + n
-        print(f"\r{bank_id}: {done[bank_id]} chunks embedded", end="", file=sys.stderr, flush=True)
+        print(f"\r{bank_id}: {done[bank_id]} {what} embedded", end="", file=sys.stderr, flush=True)
 
     done: dict[str, int] = {}
     res = get_resources()  # no entity extractor: nothing here needs spaCy
+    if action == "embed-tokens" and not res.settings.token_vectors:
+        raise ValidationError("token vectors are off (TEMPR_TOKEN_VECTORS=false): nothing would read them")
     if bank is not None:
         _check_bank_exists(res.engine, bank)
     deps = IngestDeps(res.engine, res.embedder, NoEntities(), res.settings, embedders=res.embedder_for)
-    result = embed_missing_chunks(deps, bank, progress=progress)
+    result = fill(deps, bank, progress=progress)
     if done:
         print(file=sys.stderr)
-    print(json.dumps({"chunks_embedded": result}))
+    print(json.dumps({key: result}))
     return 0
 
 

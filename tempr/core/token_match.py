@@ -30,7 +30,7 @@ SPECIAL = frozenset({"[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]"})
 DIM = 384
 
 
-def _word(token: str) -> bool:
+def keep_word(token: str) -> bool:
     """A word or word piece that is neither a number nor a month or weekday."""
     if token in SPECIAL:
         return False
@@ -40,14 +40,14 @@ def _word(token: str) -> bool:
 
 def keep(token: str) -> bool:
     """Whether a WordPiece token is content: a word piece after the first, or a word that is not a stopword."""
-    return _word(token) and (token.startswith("##") or token.lower() not in STOPWORDS)
+    return keep_word(token) and (token.startswith("##") or token.lower() not in STOPWORDS)
 
 
 def select(tokens: Sequence[str], hidden: np.ndarray) -> np.ndarray | None:
     """The content tokens' rows of ``hidden`` (one row per token, padding beyond ``tokens`` ignored);
     the words, stopwords included, when none is content ("Who is she?"); None for a text with no
     word (only dates, numbers or punctuation)."""
-    rows = [i for i, t in enumerate(tokens) if keep(t)] or [i for i, t in enumerate(tokens) if _word(t)]
+    rows = [i for i, t in enumerate(tokens) if keep(t)] or [i for i, t in enumerate(tokens) if keep_word(t)]
     if not rows:
         return None
     return np.asarray(hidden[rows], dtype=np.float32)

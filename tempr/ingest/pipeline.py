@@ -178,14 +178,16 @@ def prepare_rows(
 
 
 def _embed(texts: list[str], deps: IngestDeps, progress: Progress | None) -> tuple[list[Any], list[bytes | None]]:
-    """Each text's vector and packed token vectors (None each with ``TEMPR_TOKEN_VECTORS=false``)."""
+    """Each text's vector and packed token vectors (None each with ``TEMPR_TOKEN_VECTORS=false``; empty
+    bytes for a text that keeps no token, such as "March 8, 2024")."""
     step = max(deps.settings.embed_batch_size * 4, 64)
     vectors: list[Any] = []
     tokens: list[bytes | None] = []
     for start in range(0, len(texts), step):
         batch, packed = deps.embedder.embed_tokens(texts[start : start + step], tokens=deps.settings.token_vectors)
         vectors.extend(batch)
-        tokens.extend(packed)
+        # empty bytes: computed, nothing to keep (``tempr db embed-tokens`` fills in only NULLs)
+        tokens.extend(p if p is not None or not deps.settings.token_vectors else b"" for p in packed)
         if progress:
             progress("embed", len(texts[start : start + step]))
     return vectors, tokens

@@ -136,6 +136,50 @@ def set_chunk_vectors(conn: Connection, bank_id: str, vectors: Sequence[tuple[st
     return result.rowcount or 0
 
 
+def banks_with_untokened_units(conn: Connection) -> list[str]:
+    rows = conn.execute(text("SELECT DISTINCT bank_id FROM memory_units WHERE tokens IS NULL ORDER BY bank_id"))
+    return [r[0] for r in rows]
+
+
+def untokened_units(conn: Connection, bank_id: str, *, after: str, limit: int) -> list[tuple[str, str]]:
+    """(id, text) of up to ``limit`` memories stored without token vectors, in id order after
+    ``after`` (keyset; ``""`` for the first page)."""
+    rows = conn.execute(
+        text(
+            "SELECT id::text, text FROM memory_units WHERE bank_id = :b AND tokens IS NULL "
+            "AND (:after = '' OR id > CAST(NULLIF(:after, '') AS uuid)) ORDER BY id LIMIT :n"
+        ),
+        {"b": bank_id, "after": after, "n": limit},
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+def set_unit_tokens(conn: Connection, bank_id: str, tokens: Sequence[tuple[str, bytes]]) -> int:
+    """Store token vectors for memories that still lack them (``b""``: the text has none to keep).
+
+    The bank moves to a new version first, as ``set_chunk_vectors`` does and for the same reasons
+    (a cached answer or row from before is not served after; the bank's row is locked first)."""
+    if not tokens:
+        return 0
+    ids = [i for i, _ in tokens]
+    conn.execute(
+        text("""
+        UPDATE banks SET version = nextval('bank_version_seq') WHERE id = :b
+        AND EXISTS (SELECT 1 FROM memory_units WHERE bank_id = :b AND id = ANY(CAST(:ids AS uuid[])) AND tokens IS NULL)
+        """),
+        {"b": bank_id, "ids": ids},
+    )
+    result = conn.execute(
+        text("""
+        UPDATE memory_units m SET tokens = v.tok
+        FROM unnest(CAST(:ids AS uuid[]), CAST(:toks AS bytea[])) AS v(id, tok)
+        WHERE m.bank_id = :b AND m.id = v.id AND m.tokens IS NULL
+        """),
+        {"b": bank_id, "ids": ids, "toks": [t for _, t in tokens]},
+    )
+    return result.rowcount or 0
+
+
 def _vector_text(vector: Any) -> str | None:
     """pgvector's text form ('[0.1,0.2]'): one parameter type for an executemany whatever the driver."""
     if vector is None:

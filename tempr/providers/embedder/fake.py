@@ -32,12 +32,13 @@ class FakeEmbedder:
         return out
 
     def embed_tokens(self, texts: Sequence[str], *, tokens: bool = True) -> tuple[np.ndarray, list[bytes | None]]:
-        """Each word (not a stopword) a one-hot token vector of the slot it hashes to."""
+        """Each word (not a stopword; the words when all are) a one-hot token vector of the slot it hashes to."""
         from tempr.core import token_match
 
         packed: list[bytes | None] = []
         for text in texts:
-            words = [w for w in _WORD.findall(text.lower()) if token_match.keep(w)] if tokens else []
+            found = _WORD.findall(text.lower()) if tokens else []  # as ``token_match.select``: the words
+            words = [w for w in found if token_match.keep(w)] or [w for w in found if token_match.keep_word(w)]
             rows = np.zeros((len(words), self.dim), dtype=np.float32)
             for i, word in enumerate(words):
                 slot = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big")
