@@ -36,6 +36,11 @@ PARAMS: dict[str, Any] = {
     "verbosity": -1,
 }
 ROUNDS = 200
+MONOTONE: dict[str, int] = {"in_window": 1, "temporal_proximity": 1}
+"""Features the score may only grow with (LightGBM's monotone constraints): a memory inside the
+query's time window, or nearer to it, never ranks lower for it. LoCoMo's questions rarely name a
+date, so without the constraint a model can learn the window's signal backwards from a few
+questions (the time-window test of ``tests/integration/test_recall_default.py``)."""
 USED_FEATURES: tuple[str, ...] = tuple(n for n in FEATURE_NAMES if n != "ce")
 """The features the shipped model reads (``ce`` only when trained with a cross-encoder configured)."""
 
@@ -146,7 +151,8 @@ def fit_one(samples: Sequence[Sample], features: Sequence[str], rounds: int, see
     data = lightgbm.Dataset(
         np.asarray(m.rows, dtype=np.float64), label=m.labels, group=m.groups, feature_name=list(features)
     )
-    return lightgbm.train({**PARAMS, "seed": seed}, data, num_boost_round=rounds)
+    monotone = [MONOTONE.get(f, 0) for f in features]
+    return lightgbm.train({**PARAMS, "seed": seed, "monotone_constraints": monotone}, data, num_boost_round=rounds)
 
 
 def fit(

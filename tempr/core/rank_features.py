@@ -105,9 +105,20 @@ FOCUS_FEATURES: tuple[str, ...] = ("focus_both", "focus_both_gap")
 """``both`` again, from the query with its names masked (``tempr.core.query_focus``): how well the
 memory matches the question's topic, whoever it names. A query that names nobody is its own focus."""
 
-TOKEN_FEATURES: tuple[str, ...] = ("tok_fact", "tok_fact_gap", "tok_focus", "tok_focus_gap")
+TOKEN_FEATURES: tuple[str, ...] = (
+    "tok_fact",
+    "tok_fact_gap",
+    "tok_focus",
+    "tok_focus_gap",
+    "tok_idf",
+    "tok_idf_gap",
+    "tok_focus_idf",
+    "tok_focus_idf_gap",
+)
 """Word-by-word match of the query (and of its focus) with the memory's text (``tempr.core.token_match``),
-and each one's gap to the best candidate; missing (NaN) for memories stored without token vectors."""
+and each one's gap to the best candidate, then the same with each query word weighted by how few
+candidates match it (``token_match.idf_weights``); missing (NaN) for memories stored without token
+vectors."""
 
 FEATURE_NAMES: tuple[str, ...] = (
     *(f"rr_{s}" for s in STRATEGIES),

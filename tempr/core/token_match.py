@@ -7,7 +7,8 @@ MaxSim) keeps the match of "games" with "Valorant tournament" that the average b
 vectors are the same MiniLM pass's last hidden states, so they cost no second model run; the
 ranker reads the score as features (``tempr.core.rank_features``). Cross-validated on the LoCoMo
 dev conversations it moved R@10 by 0 to +0.8 across model draws and by +0.4 through the workers,
-most of it on multi-hop questions (BENCHMARKS.md, "Token match").
+most of it on multi-hop questions (BENCHMARKS.md, "Token match"). The same match with each query
+word weighted by how few of the candidates match it (``idf_weights``) is four more features.
 
 Only content tokens are kept (no special tokens, punctuation or stopwords; word pieces after
 the first are kept, they carry rare words), each L2-normalised and stored as int8 (one byte per
@@ -75,19 +76,39 @@ def unpack(raw: bytes | None, dim: int = DIM) -> np.ndarray | None:
     return rows
 
 
+MATCHED = 0.6
+"""A query token counts as matched by a candidate when its best cosine there reaches this (``idf``)."""
+MIN_WEIGHT = 0.05
+
+
 def maxsim(query: np.ndarray | None, docs: Sequence[bytes | None], dim: int = DIM) -> np.ndarray:
     """Per doc (``pack``'s bytes): the mean over the query's tokens of each one's best cosine among
     the doc's tokens; NaN for a doc without token vectors (or when the query has none): the ranker
     reads that as missing."""
-    return _maxsim_many([query], docs, dim)[0]
+    return _best_many([query], docs, dim)[0][0]
 
 
-def _maxsim_many(queries: Sequence[np.ndarray | None], docs: Sequence[bytes | None], dim: int) -> list[np.ndarray]:
-    """``maxsim`` of each query over the same docs, the docs read once: their int8 rows are not
-    normalised one by one (the cost of ``unpack`` over some 3,000 rows was most of the stage);
-    each similarity is divided by its doc row's length instead, and all queries share one
-    matrix product (a few hundred candidates of a dozen tokens each)."""
-    out = [np.full(len(docs), np.nan) for _ in queries]
+def idf_weights(best: np.ndarray) -> np.ndarray:
+    """One weight per query token from ``best`` (query tokens x docs: each token's best cosine in
+    each doc): log((n + 1) / (df + 0.5)), where df counts the docs that match the token
+    (``MATCHED``), floored at ``MIN_WEIGHT``. Why: among one query's candidates a token that every
+    candidate matches (the person the question is about, a word of the bank's theme) tells them
+    apart less than one only a few match, as IDF says of words; computed over the candidates, it
+    needs no vocabulary or corpus statistics of token vectors."""
+    n = best.shape[1]
+    df = (best >= MATCHED).sum(axis=1)
+    weights: np.ndarray = np.maximum(np.log((n + 1) / (df + 0.5)), MIN_WEIGHT)
+    return weights
+
+
+def _best_many(
+    queries: Sequence[np.ndarray | None], docs: Sequence[bytes | None], dim: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For each query over the same docs: (``maxsim``, its ``idf_weights``-weighted mean), the docs
+    read once: their int8 rows are not normalised one by one (the cost of ``unpack`` over some
+    3,000 rows was most of the stage); each similarity is divided by its doc row's length instead,
+    and all queries share one matrix product (a few hundred candidates of a dozen tokens each)."""
+    out = [(np.full(len(docs), np.nan), np.full(len(docs), np.nan)) for _ in queries]
     present = [i for i, d in enumerate(docs) if d]
     asked = [(j, q) for j, q in enumerate(queries) if q is not None and len(q)]
     if not present or not asked:
@@ -104,7 +125,10 @@ def _maxsim_many(queries: Sequence[np.ndarray | None], docs: Sequence[bytes | No
     best = np.maximum.reduceat(sims, starts, axis=1)  # (all query tokens, present docs)
     at = 0
     for j, q in asked:
-        out[j][present] = best[at : at + len(q)].mean(axis=0)
+        block = best[at : at + len(q)]
+        weights = idf_weights(block)
+        out[j][0][present] = block.mean(axis=0)
+        out[j][1][present] = weights @ block / weights.sum()
         at += len(q)
     return out
 
@@ -113,14 +137,15 @@ def columns(
     query: np.ndarray | None, focus: np.ndarray | None, docs: Sequence[bytes | None], dim: int = DIM
 ) -> np.ndarray:
     """The ranker's ``TOKEN_FEATURES``, one row per doc: ``maxsim`` of the query, its gap to the
-    best doc, then the same for the focus query (None: the query is its own focus, as for
-    ``focus_both``). All NaN when nothing can be compared."""
+    best doc, the same for the focus query (None: the query is its own focus, as for
+    ``focus_both``), then both again weighted by ``idf_weights``. All NaN when nothing can be
+    compared."""
     if focus is None:
-        plain = by_focus = maxsim(query, docs, dim)
+        plain = by_focus = _best_many([query], docs, dim)[0]
     else:
-        plain, by_focus = _maxsim_many([query, focus], docs, dim)
-    out = np.full((len(docs), 4), np.nan)
-    for col, values in ((0, plain), (2, by_focus)):
+        plain, by_focus = _best_many([query, focus], docs, dim)
+    out = np.full((len(docs), 8), np.nan)
+    for col, values in ((0, plain[0]), (2, by_focus[0]), (4, plain[1]), (6, by_focus[1])):
         if not np.isnan(values).all():
             out[:, col] = values
             out[:, col + 1] = values - np.nanmax(values)

@@ -134,7 +134,7 @@ def _focus_of(i: int, candidates: Sequence[RankCandidate], cos_chunk: Sequence[f
 
 def _tokens_of(i: int, query: RankQuery, candidates: Sequence[RankCandidate]) -> list[float]:
     """The token features of candidate ``i`` (added with them): MaxSim by plain loops."""
-    from tempr.core.token_match import unpack
+    from tempr.core.token_match import MATCHED, MIN_WEIGHT, unpack
 
     def maxsim(q: object, raw: bytes | None) -> float:
         d = unpack(raw)
@@ -142,12 +142,35 @@ def _tokens_of(i: int, query: RankQuery, candidates: Sequence[RankCandidate]) ->
             return math.nan
         return sum(max(float(a @ b) for b in d) for a in q) / len(q)  # type: ignore[union-attr]
 
-    out: list[float] = []
-    for q in (query.tokens, query.tokens if query.focus_tokens is None else query.focus_tokens):
-        every = [maxsim(q, c.tokens) for c in candidates]
+    def idf_maxsim(q: object, raws: list[bytes | None]) -> list[float]:
+        docs = [unpack(r) for r in raws]
+        have = [d for d in docs if d is not None]
+        if q is None or not have:
+            return [math.nan] * len(docs)
+        best = [[max(float(a @ b) for b in d) for d in have] for a in q]  # type: ignore[attr-defined]
+        df = [sum(1 for v in row if v >= MATCHED) for row in best]
+        w = [max(math.log((len(have) + 1) / (n + 0.5)), MIN_WEIGHT) for n in df]
+        out, at = [], 0
+        for d in docs:
+            if d is None:
+                out.append(math.nan)
+                continue
+            out.append(sum(wt * row[at] for wt, row in zip(w, best, strict=True)) / sum(w))
+            at += 1
+        return out
+
+    def with_gap(every: list[float]) -> list[float]:
         present = [v for v in every if not math.isnan(v)]
-        value = every[i]
-        out += [value, value - max(present)] if present else [math.nan, math.nan]
+        return [every[i], every[i] - max(present)] if present else [math.nan, math.nan]
+
+    plain = query.tokens
+    focus = query.tokens if query.focus_tokens is None else query.focus_tokens
+    raws = [c.tokens for c in candidates]
+    out: list[float] = []
+    for q in (plain, focus):
+        out += with_gap([maxsim(q, r) for r in raws])
+    for q in (plain, focus):
+        out += with_gap(idf_maxsim(q, raws))
     return out
 
 

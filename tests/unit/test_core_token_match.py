@@ -61,11 +61,44 @@ def test_columns_give_gaps_to_the_best_and_fall_back_to_the_query_without_a_focu
     a, b = np.eye(2, 8, dtype=np.float32)
     docs = [token_match.pack(a[None]), token_match.pack(b[None]), None]
     cols = token_match.columns(a[None], None, docs, dim=8)
-    assert cols[:2] == pytest.approx(np.array([[1.0, 0.0, 1.0, 0.0], [0.0, -1.0, 0.0, -1.0]]), abs=1e-6)
+    one_token = [[1.0, 0.0] * 4, [0.0, -1.0] * 4]  # one query token: weighting changes nothing
+    assert cols[:2] == pytest.approx(np.array(one_token), abs=1e-6)
     assert np.isnan(cols[2]).all()
     focused = token_match.columns(a[None], b[None], docs, dim=8)
     assert focused[:2, 2].tolist() == pytest.approx([0.0, 1.0], abs=1e-6)
     assert np.isnan(token_match.columns(None, None, docs, dim=8)).all()
+
+
+@given(unit_rows, st.lists(st.one_of(st.none(), unit_rows), min_size=1, max_size=6))
+def test_the_idf_column_weights_each_query_token_by_how_few_candidates_match_it(
+    query: np.ndarray, docs: list[np.ndarray | None]
+) -> None:
+    q = token_match.unpack(token_match.pack(query), dim=8)
+    packed = [token_match.pack(d) for d in docs]
+    got = token_match.columns(q, None, packed, dim=8)[:, 4]
+    present = [token_match.unpack(raw, dim=8) for raw in packed if raw is not None]
+    best = [[max(float(a @ b) for b in d) for d in present] for a in q]  # type: ignore[union-attr]
+    weights = []
+    for row in best:
+        df = sum(1 for v in row if v >= token_match.MATCHED)
+        weights.append(max(math.log((len(present) + 1) / (df + 0.5)), token_match.MIN_WEIGHT))
+    at = 0
+    for value, raw in zip(got, packed, strict=True):
+        if raw is None:
+            assert math.isnan(value)
+            continue
+        brute = sum(w * row[at] for w, row in zip(weights, best, strict=True)) / sum(weights)
+        assert value == pytest.approx(brute, abs=1e-5)
+        at += 1
+
+
+def test_a_word_every_candidate_matches_counts_less_in_the_idf_column() -> None:
+    name, topic = np.eye(2, 8, dtype=np.float32)
+    docs = [token_match.pack(name[None]), token_match.pack(name[None]), token_match.pack(np.stack([name, topic]))]
+    cols = token_match.columns(np.stack([name, topic]), None, docs, dim=8)
+    assert cols[0, 0] == pytest.approx(0.5, abs=1e-6) and cols[2, 0] == pytest.approx(1.0, abs=1e-6)
+    assert cols[2, 4] == pytest.approx(1.0, abs=1e-6)
+    assert cols[0, 4] < 0.2  # the name alone: every candidate has it
 
 
 def test_packed_bytes_of_the_wrong_width_are_refused() -> None:

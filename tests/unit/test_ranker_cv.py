@@ -84,3 +84,30 @@ def test_every_fourth_question_is_also_trained_without_its_token_vectors() -> No
     assert [c.dia_ids for c in copies] == [samples[i].dia_ids for i in (0, 4, 8)]
     assert all(c.tokens is None for copy in copies for c in copy.candidates)
     assert all(c.tokens is not None for s in samples for c in s.candidates)  # the originals keep theirs
+
+
+def test_no_model_ranks_a_memory_lower_for_being_inside_the_query_window() -> None:
+    """Trained where only the window tells the evidence apart, and backwards (every distractor
+    inside it, the evidence outside, all cosines alike), the model still only gains with
+    ``in_window`` and ``temporal_proximity`` (``MONOTONE``)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from bench.ranker_train import USED_FEATURES, fit_one, sample_rows
+    from tempr.core.types import TimeWindow
+
+    window = TimeWindow(start=datetime(2023, 6, 1, tzinfo=UTC), end=datetime(2023, 6, 2, tzinfo=UTC))
+    inside, outside = datetime(2023, 6, 1, 12, tzinfo=UTC), datetime(2022, 1, 1, tzinfo=UTC)
+    samples = []
+    for s in _samples():
+        hit = s.dia_ids.index([s.evidence[0]])
+        cands = [replace(c, occurred=outside if i == hit else inside, cos_fact=0.5) for i, c in enumerate(s.candidates)]
+        samples.append(replace(s, query=replace(s.query, windows=(window,)), candidates=cands))
+    model = fit_one(samples, USED_FEATURES, 60, seed=1)
+    rows = np.asarray([r for s in samples for r in sample_rows(s, USED_FEATURES)], dtype=np.float64)
+    for name in ("in_window", "temporal_proximity"):
+        col = USED_FEATURES.index(name)
+        low, high = rows.copy(), rows.copy()
+        low[:, col], high[:, col] = 0.0, 1.0
+        assert (model.predict(high) >= model.predict(low) - 1e-12).all(), name
