@@ -77,7 +77,7 @@ def unpack(raw: bytes | None, dim: int = DIM) -> np.ndarray | None:
 
 
 MATCHED = 0.6
-"""A query token counts as matched by a candidate when its best cosine there reaches this (``idf``)."""
+"""A query token counts as matched by a candidate when its best cosine there reaches this (``idf_weights``)."""
 MIN_WEIGHT = 0.05
 
 
