@@ -109,6 +109,21 @@ def _warm_embedder() -> None:
         log.info("query embedder warm in %.0f ms", (time.perf_counter() - started) * 1000)
 
 
+def _one_blas_thread() -> None:
+    """One BLAS thread in a process that recalls. The rank stage's matrix products are small
+    (a dozen query tokens against a few thousand), and several worker processes already share
+    each core, so OpenBLAS' own threads add no speed there; they spin while they wait instead.
+    Measured in one process (``token_match.columns``, 266 candidates, 300 calls with 2 ms gaps):
+    5.1-6.4 ms of CPU a call with OpenBLAS' default threads against 1.9 ms with one, for the
+    same 1.6-2.2 ms of wall time (BENCHMARKS.md, "One BLAS thread per recall process"). Ingest
+    workers keep the default: their link products are larger and were not measured so."""
+    if not any(_consumes(app, q) for q in ("fuse", "rerank", "retrieve")):
+        return
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
+
+
 @worker_init.connect
 def _before_fork(sender: Any = None, **_: object) -> None:
     """Prefork workers that analyse queries load the temporal tables and the embedder's weights
@@ -135,6 +150,7 @@ def _after_fork(**_: object) -> None:
     from workers import rerank_batcher
 
     get_resources().reset_after_fork()
+    _one_blas_thread()
     telemetry.setup_worker(get_resources().settings)
     rerank_batcher.reset_after_fork()
     _warm_rerank_model()
@@ -153,6 +169,7 @@ def _ready(sender: Any = None, **_: object) -> None:
         log.info("running as root: messages are accepted as %s only (no pickle); prefer an unprivileged user", accepted)
     pool_cls = getattr(getattr(sender, "controller", None), "pool_cls", None)
     if "prefork" not in getattr(pool_cls, "__module__", "prefork"):  # threads/solo: this process works
+        _one_blas_thread()
         _warm_rerank_model()
         if _consumes(app, "fuse"):  # a webhooks-only worker never analyses a query
             _warm_temporal()
