@@ -118,13 +118,7 @@ def set_chunk_vectors(conn: Connection, bank_id: str, vectors: Sequence[tuple[st
     if not vectors:
         return 0
     ids = [i for i, _ in vectors]
-    conn.execute(
-        text("""
-        UPDATE banks SET version = nextval('bank_version_seq') WHERE id = :b
-        AND EXISTS (SELECT 1 FROM chunks WHERE bank_id = :b AND id = ANY(CAST(:ids AS text[])) AND embedding IS NULL)
-        """),
-        {"b": bank_id, "ids": ids},
-    )
+    _new_version_if_missing(conn, bank_id, "chunks", "embedding", "text", ids)
     result = conn.execute(
         text("""
         UPDATE chunks c SET embedding = CAST(v.vec AS vector)
@@ -162,13 +156,7 @@ def set_unit_tokens(conn: Connection, bank_id: str, tokens: Sequence[tuple[str, 
     if not tokens:
         return 0
     ids = [i for i, _ in tokens]
-    conn.execute(
-        text("""
-        UPDATE banks SET version = nextval('bank_version_seq') WHERE id = :b
-        AND EXISTS (SELECT 1 FROM memory_units WHERE bank_id = :b AND id = ANY(CAST(:ids AS uuid[])) AND tokens IS NULL)
-        """),
-        {"b": bank_id, "ids": ids},
-    )
+    _new_version_if_missing(conn, bank_id, "memory_units", "tokens", "uuid", ids)
     result = conn.execute(
         text("""
         UPDATE memory_units m SET tokens = v.tok
@@ -178,6 +166,20 @@ def set_unit_tokens(conn: Connection, bank_id: str, tokens: Sequence[tuple[str, 
         {"b": bank_id, "ids": ids, "toks": [t for _, t in tokens]},
     )
     return result.rowcount or 0
+
+
+def _new_version_if_missing(
+    conn: Connection, bank_id: str, table: str, column: str, id_type: str, ids: list[str]
+) -> None:
+    """Move the bank to a new version when any of ``ids`` in ``table`` still has ``column`` NULL (a
+    backfill is about to fill it in). Table, column and type are this module's constants, never input."""
+    conn.execute(
+        text(f"""
+        UPDATE banks SET version = nextval('bank_version_seq') WHERE id = :b
+        AND EXISTS (SELECT 1 FROM {table} WHERE bank_id = :b AND id = ANY(CAST(:ids AS {id_type}[])) AND {column} IS NULL)
+        """),
+        {"b": bank_id, "ids": ids},
+    )
 
 
 def _vector_text(vector: Any) -> str | None:
