@@ -83,7 +83,14 @@ class RecallStep(Task):
     """Base of the recall steps: a raised error ends the job (record, webhook, waiter woken).
 
     This runs inside ``__call__``, before Celery stores the failure, so a caller woken by the
-    failed result already finds the job record terminal."""
+    failed result already finds the job record terminal.
+
+    No STARTED state (``track_started``, on for the app): the job record says a recall is running
+    (``JobStore.mark_running``), and a stored STARTED under the job id cost every miss three Redis
+    round trips before its fusion began (Celery reads the key, writes it, publishes it) and woke
+    the waiting gateway once for nothing (it decodes the message, then waits on)."""
+
+    track_started = False
 
     def envelope(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> JobEnvelope | None:
         for value in (*args, *kwargs.values()):
