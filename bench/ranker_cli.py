@@ -81,4 +81,7 @@ def train(options: Options) -> None:
         seed_spread(all_samples, options.cv_seeds)
     model = fit(all_samples, USED_FEATURES)
     save(model, options.output)
-    log(f"wrote {options.output} ({len(all_samples)} questions, {len(USED_FEATURES)} features)")
+    member = f", a linear member of weight {model.weight:g}" if model.linear is not None else ""
+    log(
+        f"wrote {options.output} ({len(all_samples)} questions, {len(USED_FEATURES)} features, {len(model.members)} LightGBM members{member})"
+    )

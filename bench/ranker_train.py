@@ -15,6 +15,7 @@ from typing import Any
 
 from bench.metrics import KS, mean, recall_at_k
 from bench.ranker_data import Sample
+from tempr.core.linear_rank import LinearModel, blend
 from tempr.core.rank_features import FEATURE_NAMES, feature_matrix
 
 PARAMS: dict[str, Any] = {
@@ -118,6 +119,46 @@ def with_tokenless_copies(samples: Sequence[Sample]) -> list[Sample]:
     return [*samples, *(without_tokens(s) for s in samples[::TOKENLESS_EVERY])]
 
 
+LINEAR_WEIGHT = 1.0
+"""How much the linear member counts beside the trees (``tempr.core.linear_rank.blend``): chosen
+on the dev conversations, leave one conversation out, among 0, 0.1, 0.25, 0.5, 1 and 2
+(BENCHMARKS.md, "A linear member beside the trees"). 0 ships the trees alone."""
+LINEAR_C = 0.1
+"""The logistic regression's inverse L2 strength (scikit-learn's ``C``) on standardised features."""
+
+
+def fit_linear(samples: Sequence[Sample], features: Sequence[str]) -> LinearModel:
+    """A logistic regression on the rows the trees train on (with the same copies), classes
+    balanced. A missing value reads as 0 and sets a flag of its own; values and flags are
+    standardised for the fit and the flags' scaling folded back into their weights, so the model
+    scores raw rows. ``MONOTONE`` features get no negative weight: the window can only help."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    m = matrix(with_tokenless_copies(with_unnamed_copies(samples)), features)
+    raw = np.asarray(m.rows, dtype=np.float64)
+    flags = np.isnan(raw).astype(np.float64)
+    x = np.hstack([np.where(np.isnan(raw), 0.0, raw), flags])
+    mean, sd = x.mean(axis=0), x.std(axis=0)
+    scale = np.where(sd > 0, sd, 1.0)
+    fitted = LogisticRegression(C=LINEAR_C, max_iter=2000, class_weight="balanced").fit((x - mean) / scale, m.labels)
+    coef = fitted.coef_[0].copy()
+    n = len(features)
+    for i, name in enumerate(features):
+        if MONOTONE.get(name, 0) > 0:
+            coef[i] = max(coef[i], 0.0)
+    flag_coef = coef[n:] / scale[n:]
+    intercept = float(fitted.intercept_[0]) - float(np.sum(coef[n:] * mean[n:] / scale[n:]))
+    return LinearModel(
+        features=tuple(features),
+        mean=tuple(float(v) for v in mean[:n]),
+        scale=tuple(float(v) for v in scale[:n]),
+        coef=tuple(float(v) for v in coef[:n]),
+        missing_coef=tuple(float(v) for v in flag_coef),
+        intercept=intercept,
+    )
+
+
 ENSEMBLE_SEEDS: tuple[int, ...] = (1, 2, 3)
 """The shipped model is the mean of LightGBM models drawn with these seeds (``Ensemble``)."""
 
@@ -128,16 +169,24 @@ class Ensemble:
     ``tempr.providers.reranker.learned`` reads (its ``MEMBER_SEPARATOR`` between members)."""
 
     members: list[Any]
+    linear: LinearModel | None = None
+    weight: float = LINEAR_WEIGHT
 
     def predict(self, rows: Any) -> Any:
+        """One query's scores (its candidates' rows): the trees' mean, blended with the linear member."""
         from tempr.providers.reranker.learned import mean_score
 
-        return mean_score(self.members, rows)
+        trees = mean_score(self.members, rows)
+        if self.linear is None:
+            return trees
+        return blend(trees, self.linear.decision(rows), self.weight)
 
     def save_model(self, path: str) -> None:
-        from tempr.providers.reranker.learned import MEMBER_SEPARATOR
+        from tempr.providers.reranker.learned import linear_section, member_text
 
-        text = MEMBER_SEPARATOR.join(m.model_to_string() for m in self.members)
+        text = member_text(m.model_to_string() for m in self.members)
+        if self.linear is not None:
+            text += linear_section(self.linear, self.weight)
         Path(path).write_text(text, encoding="utf-8")
 
 
@@ -158,11 +207,13 @@ def fit_one(samples: Sequence[Sample], features: Sequence[str], rounds: int, see
 def fit(
     samples: Sequence[Sample], features: Sequence[str] = USED_FEATURES, rounds: int = ROUNDS, seed: int | None = None
 ) -> Ensemble:
-    """The shipped configuration: the mean of ``len(ENSEMBLE_SEEDS)`` models. ``seed`` draws
+    """The shipped configuration: the mean of ``len(ENSEMBLE_SEEDS)`` models, blended with a linear
+    member (``fit_linear``, ``LINEAR_WEIGHT``; it has no random draw). ``seed`` draws
     another ensemble of the same configuration (members seeded ``10 * seed + ENSEMBLE_SEEDS``),
     for the spread over draws that ``tempr ranker train --cv-seeds`` reports."""
     seeds = ENSEMBLE_SEEDS if seed is None else tuple(10 * seed + s for s in ENSEMBLE_SEEDS)
-    return Ensemble([fit_one(samples, features, rounds, s) for s in seeds])
+    linear = fit_linear(samples, features) if LINEAR_WEIGHT else None
+    return Ensemble([fit_one(samples, features, rounds, s) for s in seeds], linear, LINEAR_WEIGHT)
 
 
 def ranking(

@@ -88,7 +88,7 @@ class Settings(BaseSettings):
     """The learned ranker's score lost per better-ranked memory of the same source chunk (0: off), so
     the top k covers more chunks (tempr.core.repeats; +0.3 evidence recall@10 on LoCoMo, README)."""
     ranker_model_path: Path | None = answer(None)
-    """The learned ranker's LightGBM model file. None: the one shipped in tempr/data/ranker.txt."""
+    """The learned ranker's model file (LightGBM members, then a linear member). None: the one shipped in tempr/data/ranker.txt."""
     rerank_batch_max_pairs: int = 512
     """Rerank workers merge concurrent requests into one model call of at most this many pairs..."""
     rerank_batch_wait_ms: float = 10.0

@@ -99,10 +99,10 @@ def test_both_find_an_exact_keyword(default_ctx, travel_bank) -> None:
 @pytest.mark.xfail(
     strict=True,  # the day this passes, the marker must go
     reason="issue 9, open: 'Where does Alice work?' ranks the undated 'Alice usually prefers Python for "
-    "data work.' second (lexical match on 'work', three strategies agree) and the answer, 'Alice joined Helix "
-    "Health ... as head of ML.', 26th of 62 (with the masked-name and token features too): MiniLM puts it 26th "
-    "by cosine (0.40) and BM25 35th, so no feature of the ranker sees it; it needs query understanding (work ~ "
-    "joined / employer) or a cross-encoder",
+    "data work.' first (lexical match on 'work', three strategies agree) and the answer, 'Alice joined Helix "
+    "Health ... as head of ML.', 20th of 62 (with the masked-name and token features and the linear member "
+    "too): MiniLM puts it 26th by cosine (0.40) and BM25 35th, so no feature of the ranker sees it; it needs "
+    "query understanding (work ~ joined / employer) or a cross-encoder",
 )
 def test_the_demo_questions_rank_their_answers_first_and_no_undated_preference_above_them(
     default_ctx, sample_bank

@@ -122,3 +122,35 @@ def test_an_ensemble_whose_members_read_different_features_is_refused(tmp_path: 
     bad.write_text(text + MEMBER_SEPARATOR + text.replace("cos_fact", "lex_chunk"))
     with pytest.raises(ValueError, match="different features"):
         LearnedRanker(bad).features  # noqa: B018
+
+
+def test_a_model_file_with_a_linear_member_scores_the_blend(tmp_path: Path, tiny_model: Path) -> None:
+    import numpy as np
+
+    from tempr.core.linear_rank import LinearModel, blend
+    from tempr.providers.reranker.learned import linear_section
+
+    trees = LearnedRanker(tiny_model)
+    linear = LinearModel(("lex_fact", "cos_fact"), (0.5, 0.5), (0.2, 0.2), (1.0, -3.0), (0.0, 0.0))
+    path = tmp_path / "with_linear.txt"
+    path.write_text(tiny_model.read_text() + linear_section(linear, 0.8))
+    rows = [row(lex_fact=x / 10, cos_fact=(7 * x % 10) / 10) for x in range(10)]
+    matrix = np.asarray(rows)[:, [FEATURE_NAMES.index(n) for n in trees.features]]
+    expected = blend(np.asarray(trees.score_rows(rows)), linear.decision(matrix), 0.8)
+    assert LearnedRanker(path).score_rows(rows) == pytest.approx(expected.tolist())
+    assert LearnedRanker(path).features == trees.features
+
+
+def test_a_linear_member_on_other_features_or_unreadable_is_refused(tmp_path: Path, tiny_model: Path) -> None:
+    from tempr.core.linear_rank import LinearModel
+    from tempr.providers.reranker.learned import LINEAR_MARK, linear_section
+
+    other = LinearModel(("cos_fact", "lex_fact"), (0.0, 0.0), (1.0, 1.0), (1.0, 1.0), (0.0, 0.0))
+    bad = tmp_path / "other.txt"
+    bad.write_text(tiny_model.read_text() + linear_section(other, 1.0))
+    with pytest.raises(ValueError, match="other features"):
+        LearnedRanker(bad).features  # noqa: B018
+    broken = tmp_path / "broken.txt"
+    broken.write_text(tiny_model.read_text() + LINEAR_MARK + "1.0\n{not json\n")
+    with pytest.raises(ValueError, match="unreadable"):
+        LearnedRanker(broken).features  # noqa: B018

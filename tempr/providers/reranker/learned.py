@@ -11,18 +11,21 @@ draw (bagging, feature sampling) by a few tenths of a point of recall, and a nar
 "inside the query's one-day window" can fall either side of a near-tie from one draw to the next;
 the mean of three draws does not depend on one. Prediction is one ``Booster.predict`` call per
 member per recall, on the CPU, about a millisecond each at 300 candidates; the model loads on
-first use.
+first use. After the trees the file may hold a linear member (``LINEAR_MARK``: a logistic
+regression over the same features, ``tempr.core.linear_rank``), blended per recall with the trees'
+mean: it ranks unseen conversations better than the trees alone (BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from tempr.core.linear_rank import LinearModel, blend
 from tempr.core.rank_features import FEATURE_NAMES
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "data" / "ranker.txt"
@@ -30,11 +33,38 @@ MEMBER_SEPARATOR = "\n# tempr ranker: next member\n"
 """Between the members of an ensemble in one model file (no line of LightGBM's text format starts with #)."""
 
 
+LINEAR_MARK = "\n# tempr ranker: linear member, weight "
+"""Before the linear member's weight and JSON (``tempr.core.linear_rank``), after the trees."""
+
+
+def member_text(members: Iterable[str]) -> str:
+    """The trees' part of a model file: each member's LightGBM text, ``MEMBER_SEPARATOR`` between."""
+    return MEMBER_SEPARATOR.join(members)
+
+
+def linear_section(model: LinearModel, weight: float) -> str:
+    """The model file's last part: the linear member and how much it counts."""
+    return f"{LINEAR_MARK}{weight!r}\n{model.to_json()}\n"
+
+
+def split_model(text: str) -> tuple[str, LinearModel | None, float]:
+    """A model file's text as (the trees' text, the linear member or None, its weight)."""
+    trees, mark, rest = text.partition(LINEAR_MARK)
+    if not mark:
+        return text, None, 0.0
+    weight, _, body = rest.partition("\n")
+    try:
+        return trees, LinearModel.from_json(body), float(weight)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"the ranker model's linear member is unreadable: {exc}") from exc
+
+
 def load_members(text: str) -> list[Any]:
     """The LightGBM boosters a model file's text holds (one, or an ensemble's members)."""
     import lightgbm
 
-    return [lightgbm.Booster(model_str=part) for part in text.split(MEMBER_SEPARATOR) if part.strip()]
+    trees, _, _ = split_model(text)
+    return [lightgbm.Booster(model_str=part) for part in trees.split(MEMBER_SEPARATOR) if part.strip()]
 
 
 def mean_score(boosters: Sequence[Any], matrix: np.ndarray) -> np.ndarray:
@@ -53,6 +83,8 @@ class LearnedRanker:
         self.name = f"learned:{self.path.stem}"
         self._boosters: list[Any] = []
         self._columns: list[int] = []
+        self._linear: LinearModel | None = None
+        self._linear_weight = 0.0
         self._all_columns = list(range(len(FEATURE_NAMES)))
         self._lock = threading.Lock()
 
@@ -60,7 +92,9 @@ class LearnedRanker:
         if not self._boosters:
             with self._lock:
                 if not self._boosters:
-                    boosters = load_members(self.path.read_text(encoding="utf-8"))
+                    text = self.path.read_text(encoding="utf-8")
+                    boosters = load_members(text)
+                    _, linear, weight = split_model(text)
                     if not boosters:
                         raise ValueError(f"ranker model {self.path} holds no model")
                     names = boosters[0].feature_name()
@@ -69,7 +103,10 @@ class LearnedRanker:
                     unknown = [n for n in names if n not in FEATURE_NAMES]
                     if unknown:
                         raise ValueError(f"ranker model {self.path} uses unknown features {unknown}")
+                    if linear is not None and list(linear.features) != names:
+                        raise ValueError(f"the linear member of ranker model {self.path} reads other features")
                     self._columns = [FEATURE_NAMES.index(n) for n in names]
+                    self._linear, self._linear_weight = linear, weight
                     self._boosters = boosters
         return self._boosters
 
@@ -95,5 +132,8 @@ class LearnedRanker:
         matrix = np.asarray(rows, dtype=np.float64)
         if self._columns != self._all_columns:
             matrix = matrix[:, self._columns]
-        scores: list[float] = mean_score(boosters, matrix).tolist()
+        trees = mean_score(boosters, matrix)
+        if self._linear is not None:
+            trees = blend(trees, self._linear.decision(matrix), self._linear_weight)
+        scores: list[float] = trees.tolist()
         return scores
