@@ -168,5 +168,8 @@ def test_recall_answers_the_same_with_and_without_the_cache(resources: Any, defa
         for _ in range(2):  # cold, then every row from the cache
             answer = recall(sample_bank, body, cached)
             assert [r.id for r in answer.results] == [r.id for r in plain.results]
-            assert [r.scores.final for r in answer.results] == pytest.approx([r.scores.final for r in plain.results])
+            # The cache's cosines agree with PostgreSQL's to ~1e-6 (see the module's docstring), and the
+            # ranker's linear member is continuous in them: a final score may move in its 6th decimal.
+            finals = [r.scores.final for r in plain.results]
+            assert [r.scores.final for r in answer.results] == pytest.approx(finals, abs=1e-5)
     assert cached.unit_cache.hits > 0
