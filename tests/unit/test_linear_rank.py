@@ -106,21 +106,11 @@ def test_the_fitted_linear_member_scores_raw_rows_as_its_regression_scores_stand
 def test_the_linear_member_gives_the_window_no_negative_weight() -> None:
     """Trained where the window misleads (every distractor inside it, the evidence outside), the
     linear member still cannot rank a memory lower for being inside it (``MONOTONE``)."""
-    from dataclasses import replace
-    from datetime import UTC, datetime
-
-    from test_ranker_cv import _samples
+    from test_ranker_cv import misleading_window_samples
 
     from bench.ranker_train import MONOTONE, USED_FEATURES, fit_linear
-    from tempr.core.types import TimeWindow
 
-    window = TimeWindow(start=datetime(2023, 6, 1, tzinfo=UTC), end=datetime(2023, 6, 2, tzinfo=UTC))
-    inside, outside = datetime(2023, 6, 1, 12, tzinfo=UTC), datetime(2022, 1, 1, tzinfo=UTC)
-    samples = []
-    for s in _samples():
-        hit = s.dia_ids.index([s.evidence[0]])
-        cands = [replace(c, occurred=outside if i == hit else inside, cos_fact=0.5) for i, c in enumerate(s.candidates)]
-        samples.append(replace(s, query=replace(s.query, windows=(window,)), candidates=cands))
+    samples = misleading_window_samples()
     model = fit_linear(samples, USED_FEATURES)
     for name in MONOTONE:
         assert model.coef[USED_FEATURES.index(name)] >= 0.0, name

@@ -31,6 +31,23 @@ def _samples() -> list[Sample]:
     return out
 
 
+def misleading_window_samples() -> list[Sample]:
+    """``_samples`` where only the window tells the evidence apart, and backwards: every distractor
+    inside the query's window, the evidence outside, all cosines alike."""
+    from dataclasses import replace
+
+    from tempr.core.types import TimeWindow
+
+    window = TimeWindow(start=datetime(2023, 6, 1, tzinfo=UTC), end=datetime(2023, 6, 2, tzinfo=UTC))
+    inside, outside = datetime(2023, 6, 1, 12, tzinfo=UTC), datetime(2022, 1, 1, tzinfo=UTC)
+    out = []
+    for s in _samples():
+        hit = s.dia_ids.index([s.evidence[0]])
+        cands = [replace(c, occurred=outside if i == hit else inside, cos_fact=0.5) for i, c in enumerate(s.candidates)]
+        out.append(replace(s, query=replace(s.query, windows=(window,)), candidates=cands))
+    return out
+
+
 def test_each_conversation_is_ranked_by_a_model_that_never_saw_it() -> None:
     samples = _samples()
     folds = loco(samples, seed=1)
@@ -90,20 +107,11 @@ def test_no_model_ranks_a_memory_lower_for_being_inside_the_query_window() -> No
     """Trained where only the window tells the evidence apart, and backwards (every distractor
     inside it, the evidence outside, all cosines alike), the model still only gains with
     ``in_window`` and ``temporal_proximity`` (``MONOTONE``)."""
-    from dataclasses import replace
-
     import numpy as np
 
     from bench.ranker_train import USED_FEATURES, fit_one, sample_rows
-    from tempr.core.types import TimeWindow
 
-    window = TimeWindow(start=datetime(2023, 6, 1, tzinfo=UTC), end=datetime(2023, 6, 2, tzinfo=UTC))
-    inside, outside = datetime(2023, 6, 1, 12, tzinfo=UTC), datetime(2022, 1, 1, tzinfo=UTC)
-    samples = []
-    for s in _samples():
-        hit = s.dia_ids.index([s.evidence[0]])
-        cands = [replace(c, occurred=outside if i == hit else inside, cos_fact=0.5) for i, c in enumerate(s.candidates)]
-        samples.append(replace(s, query=replace(s.query, windows=(window,)), candidates=cands))
+    samples = misleading_window_samples()
     model = fit_one(samples, USED_FEATURES, 60, seed=1)
     rows = np.asarray([r for s in samples for r in sample_rows(s, USED_FEATURES)], dtype=np.float64)
     for name in ("in_window", "temporal_proximity"):
