@@ -116,7 +116,9 @@ class Resources:
         """The learned ranker of the ``default`` recall profile (loaded on first use), None for ``seed``."""
         from tempr.providers.reranker import make_ranker
 
-        return self._get("ranker", lambda: make_ranker(self.settings.recall_profile, self.settings.ranker_model_path))
+        s = self.settings
+        compiled = s.models_dir if s.ranker_runtime == "compiled" else None
+        return self._get("ranker", lambda: make_ranker(s.recall_profile, s.ranker_model_path, compiled_dir=compiled))
 
     @property
     def unit_cache(self) -> UnitCache | None:

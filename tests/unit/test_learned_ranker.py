@@ -154,3 +154,128 @@ def test_a_linear_member_on_other_features_or_unreadable_is_refused(tmp_path: Pa
     broken.write_text(tiny_model.read_text() + LINEAR_MARK + "1.0\n{not json\n")
     with pytest.raises(ValueError, match="unreadable"):
         LearnedRanker(broken).features  # noqa: B018
+
+
+# --- the trees compiled to machine code (tempr.providers.reranker.compiled) ------------------------
+
+
+def _split_points(ranker: LearnedRanker) -> dict[str, list[float]]:
+    """Every split threshold of the ranker's trees, per feature: rows built on them test ``<=``."""
+    out: dict[str, list[float]] = {}
+    names = ranker.features
+
+    def walk(node: dict) -> None:  # type: ignore[type-arg]
+        if "split_feature" in node:
+            out.setdefault(names[node["split_feature"]], []).append(float(node["threshold"]))
+            walk(node["left_child"])
+            walk(node["right_child"])
+
+    for booster in ranker._load():
+        for tree in booster.dump_model()["tree_info"]:
+            walk(tree["tree_structure"])
+    return out
+
+
+ZERO_BAND = 1.0000000180025095e-35
+"""LightGBM counts |x| <= 1e-35 (as a float32: this double) as zero where a split treats zero as missing; lleaves only 0.0 itself.
+No feature takes such a value (cosines, their gaps, shares and counts), so the rows below leave the
+band out (its splits' thresholds, +-1e-35, become 0.0: zero itself is compared)."""
+
+
+def _awkward_rows(ranker: LearnedRanker, n: int, seed: int) -> list[list[float]]:
+    """Rows whose values sit on split thresholds, just beside them, on zero, missing (NaN) or anywhere."""
+    rng = random.Random(seed)
+    points = _split_points(ranker)
+    rows = []
+    for _ in range(n):
+        values = {}
+        for name in ranker.features:
+            pick = rng.random()
+            if pick < 0.15:
+                values[name] = math.nan
+            elif pick < 0.7 and points.get(name):
+                t = rng.choice(points[name])
+                values[name] = rng.choice((t, math.nextafter(t, -math.inf), math.nextafter(t, math.inf)))
+            elif pick < 0.8:
+                values[name] = 0.0
+            else:
+                values[name] = rng.uniform(-2.0, 2.0)
+            if 0.0 < abs(values[name]) <= ZERO_BAND:
+                values[name] = 0.0
+        rows.append(row(**values))
+    return rows
+
+
+@pytest.mark.parametrize("which", ["tiny", "shipped"])
+def test_compiled_trees_score_every_row_as_lightgbm_does(which: str, tiny_model: Path, tmp_path: Path) -> None:
+    path = tiny_model if which == "tiny" else DEFAULT_MODEL
+    plain = LearnedRanker(path)
+    compiled = LearnedRanker(path, compiled_dir=tmp_path)
+    rows = _awkward_rows(plain, 400, seed=11)
+    assert compiled.score_rows(rows) == pytest.approx(plain.score_rows(rows), abs=1e-9, rel=0)
+    assert compiled._compiled is not None  # the compiled path scored, not a fallback
+    assert len(list(tmp_path.glob("ranker-trees-*.o"))) == len(plain._load())
+
+
+def test_compiled_code_is_built_once_and_loaded_after(
+    tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lleaves.compiler
+
+    rows = _awkward_rows(LearnedRanker(tiny_model), 50, seed=3)
+    first = LearnedRanker(tiny_model, compiled_dir=tmp_path).score_rows(rows)
+    built = sorted(tmp_path.glob("ranker-trees-*.o"))
+    stamps = [p.stat().st_mtime_ns for p in built]
+
+    def no_compiling(*_: object, **__: object) -> None:
+        raise AssertionError("compiled again although the object code is cached")
+
+    monkeypatch.setattr(lleaves.compiler, "compile_to_module", no_compiling)
+    again = LearnedRanker(tiny_model, compiled_dir=tmp_path)
+    assert again.score_rows(rows) == first and again._compiled is not None
+    assert sorted(tmp_path.glob("ranker-trees-*.o")) == built and [p.stat().st_mtime_ns for p in built] == stamps
+
+
+def test_other_trees_get_their_own_object_code(tiny_model: Path, tmp_path: Path) -> None:
+    from tempr.providers.reranker.compiled import cache_key
+
+    text = tiny_model.read_text()
+    other = text.replace("learning_rate: 0.1", "learning_rate: 0.10000001")
+    assert other != text and cache_key(other) != cache_key(text)
+
+
+def test_a_machine_that_cannot_compile_scores_with_lightgbm(
+    tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tempr.providers.reranker import compiled
+
+    def broken(*_: object) -> None:
+        raise OSError("no LLVM here")
+
+    monkeypatch.setattr(compiled, "compile_member", broken)
+    rows = _awkward_rows(LearnedRanker(tiny_model), 30, seed=4)
+    ranker = LearnedRanker(tiny_model, compiled_dir=tmp_path)
+    with caplog.at_level("WARNING"):
+        scores = ranker.score_rows(rows)
+    assert ranker._compiled is None and scores == LearnedRanker(tiny_model).score_rows(rows)
+    assert "could not be compiled (OSError: no LLVM here); LightGBM predicts instead" in caplog.text
+
+
+def test_processes_compiling_at_once_build_one_file_each_can_read(tiny_model: Path, tmp_path: Path) -> None:
+    import multiprocessing
+
+    text = tiny_model.read_text()
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        results = pool.starmap(_compile_and_score, [(text, str(tmp_path))] * 2)
+    assert results[0] == results[1]
+    assert len(list(tmp_path.glob("ranker-trees-*.o"))) == 1
+    assert not [p for p in tmp_path.iterdir() if p.is_dir()]  # no temporary folder left behind
+
+
+def _compile_and_score(text: str, folder: str) -> list[float]:
+    import numpy as np
+
+    from tempr.providers.reranker.compiled import compile_member
+
+    trees = compile_member(text, Path(folder))
+    return trees.predict(np.linspace(0.0, 1.0, 40).reshape(20, 2)).tolist()

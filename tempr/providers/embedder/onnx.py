@@ -10,19 +10,18 @@ does, so short facts are not padded to the longest of a mixed batch.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from tempr.providers.build_lock import build_lock
 from tempr.providers.embedder.spaces import EXACT, INT8, INT8_MIXED
 
 MAX_SEQ_LENGTH = 256
@@ -67,7 +66,7 @@ def ensure_export(cache_dir: Path, *, variant: str = "exact") -> Path:
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
     source = ensure_export(cache_dir) if variant != "exact" else None  # before the lock: not re-entrant
-    with _build_lock(cache_dir):
+    with build_lock(cache_dir):
         if target.exists():  # built by another process while this one waited
             return target
         with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
@@ -78,17 +77,6 @@ def ensure_export(cache_dir: Path, *, variant: str = "exact") -> Path:
                 _in_child("_quantize", str(source), str(out), variant)
             os.replace(out, target)
     return target
-
-
-@contextmanager
-def _build_lock(cache_dir: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``<cache_dir>/.build.lock``; the kernel drops it if the holder dies."""
-    with (cache_dir / ".build.lock").open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _in_child(function: str, *args: str) -> None:

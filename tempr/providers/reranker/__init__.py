@@ -28,13 +28,18 @@ def make_reranker(
     return CrossEncoderReranker(model, calibrated=calibrated, batch_size=batch_size, device=device)
 
 
-def make_ranker(profile: str, model_path: Path | None = None) -> CandidateRanker | None:
-    """The learned ranker for the ``default`` recall profile; None for ``seed`` (the seed's fallback)."""
+def make_ranker(
+    profile: str, model_path: Path | None = None, *, compiled_dir: Path | None = None
+) -> CandidateRanker | None:
+    """The learned ranker for the ``default`` recall profile; None for ``seed`` (the seed's fallback).
+
+    ``compiled_dir``: its trees run as compiled code cached there (``TEMPR_RANKER_RUNTIME=compiled``);
+    None: LightGBM's own predict (the same scores, slower)."""
     if profile == "seed":
         return None
     from tempr.providers.reranker.learned import LearnedRanker
 
-    return LearnedRanker(model_path)
+    return LearnedRanker(model_path, compiled_dir=compiled_dir)
 
 
 __all__ = ["CandidateRanker", "Reranker", "make_ranker", "make_reranker"]
