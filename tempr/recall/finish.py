@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from tempr.core import (
@@ -118,8 +120,15 @@ def _ranked(
     return scored
 
 
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
+def _iso(value: datetime | None) -> str | None:
+    return _iso_at(value, value.utcoffset()) if value is not None else None
+
+
+@lru_cache(maxsize=65536)
+def _iso_at(value: datetime, offset: timedelta | None) -> str:
+    """``isoformat``, memoised: memories share dates, and three isoformats a result were a third of
+    finish (2.5 us each). Keyed with the offset too: an equal instant at another offset prints otherwise."""
+    return value.isoformat()
 
 
 def _result(

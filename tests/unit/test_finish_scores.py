@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from types import SimpleNamespace
 from typing import Any
 
@@ -49,3 +49,19 @@ def test_the_shortcut_refuses_what_combined_score_refuses() -> None:
     candidates = [FusedCandidate("m0", 0.0, {}, {})]
     with pytest.raises(ValueError, match="ce must be in"):
         _ranked(candidates, {"m0": 1.5}, {"m0": {"event_date": None, "proof_count": 1}})
+
+
+@given(
+    st.datetimes(
+        timezones=st.sampled_from([UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes=-30))])
+    ),
+    st.integers(min_value=-14, max_value=14),
+)
+def test_dates_print_as_isoformat_even_when_an_equal_instant_was_printed_first(when: datetime, hours: int) -> None:
+    from tempr.recall.finish import _iso
+
+    elsewhere = when.astimezone(timezone(timedelta(hours=hours)))  # the same instant, another offset
+    assert elsewhere == when
+    assert _iso(when) == when.isoformat() and _iso(elsewhere) == elsewhere.isoformat()
+    assert _iso(when) == when.isoformat()  # memoised, still its own offset
+    assert _iso(None) is None
