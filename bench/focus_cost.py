@@ -25,6 +25,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from bench import banks, synthetic
@@ -154,26 +155,66 @@ def paired_table(results: dict[str, list[tuple[float, float]]], what: str) -> li
     return lines
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=10_000, help="the synthetic bank's size (built beforehand)")
+def paired_parser(doc: str) -> argparse.ArgumentParser:
+    """The options every paired bench takes (``--queries``, ``--repeats``, ``--write``)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--write", action="store_true", help="write the table to BENCHMARKS.md")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run_paired(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    section: str,
+    measure: Callable[[], dict[str, list[tuple[float, float]]]],
+    render: Callable[[dict[str, list[tuple[float, float]]], tuple[float, ...]], str],
+) -> None:
+    """Measure with the load average taken around it, print the table, and write it if asked."""
     if args.queries < 1 or args.repeats < 1:
         parser.error("--queries and --repeats must be 1 or more")
     before = os.getloadavg()
-    results = measure(args.size, args.queries, args.repeats)
-    if not results["embedding"]:
-        raise SystemExit("none of the queries named anyone: nothing to compare")
+    results = measure()
     load = tuple(max(a, b) for a, b in zip(before, os.getloadavg(), strict=True))
-    body = render(args.size, results, load)
+    body = render(results, load)
     print(body)
     if args.write:
         from bench.report import write_section
 
-        write_section("focus_cost", body)
+        write_section(section, body)
+
+
+def locomo_main(
+    argv: Sequence[str] | None,
+    doc: str,
+    section: str,
+    measure: Callable[[Any, int, int], dict[str, list[tuple[float, float]]]],
+    render: Callable[[dict[str, list[tuple[float, float]]], tuple[float, ...]], str],
+) -> None:
+    """``main`` of a paired bench over the LoCoMo dev banks: ``measure(folder, queries, repeats)``."""
+    from bench.quality import DEFAULT_LOCOMO
+
+    parser = paired_parser(doc)
+    parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="folder of LoCoMo conversations")
+    args = parser.parse_args(argv)
+    if not args.locomo.is_dir():
+        parser.error(f"no LoCoMo folder at {args.locomo}")
+    run_paired(parser, args, section, lambda: measure(args.locomo, args.queries, args.repeats), render)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = paired_parser(__doc__ or "")
+    parser.add_argument("--size", type=int, default=10_000, help="the synthetic bank's size (built beforehand)")
+    args = parser.parse_args(argv)
+
+    def named_queries() -> dict[str, list[tuple[float, float]]]:
+        results = measure(args.size, args.queries, args.repeats)
+        if not results["embedding"]:
+            raise SystemExit("none of the queries named anyone: nothing to compare")
+        return results
+
+    run_paired(parser, args, "focus_cost", named_queries, lambda results, load: render(args.size, results, load))
 
 
 if __name__ == "__main__":

@@ -21,15 +21,12 @@ are built from cached vectors without token vectors, so they cannot show this co
 
 from __future__ import annotations
 
-import argparse
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from bench import locomo
-from bench.focus_cost import _bank_version, _pair, paired_table
-from bench.quality import DEFAULT_LOCOMO
+from bench.focus_cost import _bank_version, _pair, locomo_main, paired_table
 
 
 def measure(folder: Path, queries: int, repeats: int) -> dict[str, list[tuple[float, float]]]:
@@ -100,25 +97,7 @@ def render(results: dict[str, list[tuple[float, float]]], load: tuple[float, ...
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="folder of LoCoMo conversations")
-    parser.add_argument("--queries", type=int, default=60)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--write", action="store_true", help="write the table to BENCHMARKS.md")
-    args = parser.parse_args(argv)
-    if args.queries < 1 or args.repeats < 1:
-        parser.error("--queries and --repeats must be 1 or more")
-    if not args.locomo.is_dir():
-        parser.error(f"no LoCoMo folder at {args.locomo}")
-    before = os.getloadavg()
-    results: Any = measure(args.locomo, args.queries, args.repeats)
-    load = tuple(max(a, b) for a, b in zip(before, os.getloadavg(), strict=True))
-    body = render(results, load)
-    print(body)
-    if args.write:
-        from bench.report import write_section
-
-        write_section("token_cost", body)
+    locomo_main(argv, __doc__ or "", "token_cost", measure, render)
 
 
 if __name__ == "__main__":
