@@ -225,15 +225,19 @@ _UNIT_COLUMNS = (
 )
 
 
-# Each wanted unit's entity names, in the order callers rely on (case-insensitive, then exact),
-# aggregated in one pass over the links (a correlated subquery per unit costs a scan each).
-_ENTITY_NAMES = """
-    WITH names AS (
-        SELECT ue.unit_id, array_agg(e.canonical_name ORDER BY lower(e.canonical_name), e.canonical_name) AS names
+# Each unit's entity names, in the order callers rely on (case-insensitive, then exact), and its
+# source chunk, each looked up by index per unit (a LATERAL subquery; ``OFFSET 0`` keeps the chunk's
+# from being flattened into a join). Joined as tables, they were hashed whole: every entity and every
+# chunk of every bank read for 300 candidates, 10.1 against 5.9 ms of server time beside a 10,000-fact
+# bank, and growing with the tables, not with the candidates (BENCHMARKS.md, "The rank stage's rows").
+_ENTITY_NAMES = """ LEFT JOIN LATERAL (
+        SELECT array_agg(e.canonical_name ORDER BY lower(e.canonical_name), e.canonical_name) AS names
         FROM unit_entities ue JOIN entities e ON e.id = ue.entity_id
-        WHERE ue.unit_id = ANY(CAST(:ids AS uuid[]))
-        GROUP BY ue.unit_id
-    )"""
+        WHERE ue.unit_id = m.id
+    ) n ON true"""
+_CHUNK = """ LEFT JOIN LATERAL (
+        SELECT c.text, c.embedding FROM chunks c WHERE c.bank_id = m.bank_id AND c.id = m.chunk_id OFFSET 0
+    ) c ON true"""
 # The source chunk's text on the first row of each chunk only: a chunk is shared by many facts
 # and may be long, so it crosses the wire once; fetch_units hands the one string to them all.
 _FIRST_CHUNK_TEXT = "CASE WHEN row_number() OVER (PARTITION BY m.chunk_id) = 1 THEN c.text END"
@@ -270,9 +274,9 @@ def fetch_units(
         return {}
     extra: list[str] = []
     params: dict[str, Any] = {"ids": wanted}
-    head = join = ""
+    join = ""
     if with_entities:
-        head, join = _ENTITY_NAMES, " LEFT JOIN names n ON n.unit_id = m.id"
+        join = _ENTITY_NAMES
         extra.append("n.names")
     focus = focus if embedding is not None else None
     if embedding is not None:
@@ -283,7 +287,7 @@ def fetch_units(
         params["f"] = _vector(focus)
     if with_chunks:
         extra.append(_FIRST_CHUNK_TEXT)
-        join += " LEFT JOIN chunks c ON c.bank_id = m.bank_id AND c.id = m.chunk_id"
+        join += _CHUNK
         if embedding is not None:
             extra.append("1 - (c.embedding <=> CAST(:q AS vector))")
         if focus is not None:
@@ -292,7 +296,7 @@ def fetch_units(
         extra.append("vector_send(m.embedding)")
     if tokens:
         extra.append("m.tokens")
-    sql = f"""{head}
+    sql = f"""
         SELECT m.id::text, m.fact_id, m.text, m.fact_type, m.context, m.occurred_start, m.occurred_end,
                m.mentioned_at, m.event_date, m.document_id, m.chunk_id, m.tags, m.metadata, m.proof_count
                {"".join(f", {e}" for e in extra)}
