@@ -4,12 +4,12 @@ LightGBM's ``Booster.predict`` walks each tree through generic node arrays. For 
 (three members of 200 trees) and a LoCoMo recall's 266 candidates that took 4.3 ms of the rank
 stage's 12 ms; lleaves (LightGBM's text model compiled through LLVM into one native function per
 member, with LightGBM's missing-value rules) scores the same rows in 0.8 ms, equal to LightGBM's
-to 1e-14 (BENCHMARKS.md, "The rank stage: compiled trees and memoised tokens"). Compiling takes about two seconds a
-member, so the object code is cached in the model folder (``TEMPR_MODEL_CACHE_DIR``), keyed by
-the member's text, the compiler's versions and this machine's CPU (code built for one CPU may use
-instructions another lacks); a process that finds it loads it in milliseconds. A process holding the
-compiled ranker is about 44 MB larger (RSS), 29 MB of it llvmlite's library pages, shared between
-processes, and 14 MB its own.
+to 1e-14 (BENCHMARKS.md, "The rank stage: compiled trees and memoised tokens"). Compiling takes
+about two seconds a member, so the object code is cached in the model folder
+(``TEMPR_MODEL_CACHE_DIR``), keyed by the member's text, the compiler's versions and this machine's
+CPU (code built for one CPU may use instructions another lacks); a process that finds it loads it
+in milliseconds. A process holding the compiled ranker is about 44 MB larger (RSS), 29 MB of it
+llvmlite's library pages, shared between processes, and 14 MB its own.
 
 One difference, which no feature meets: where a split treats zero as missing, LightGBM counts any
 value within 1e-35 of zero as zero, lleaves only 0.0 itself; the ranker's features (cosines, their

@@ -11,8 +11,9 @@ draw (bagging, feature sampling) by a few tenths of a point of recall, and a nar
 "inside the query's one-day window" can fall either side of a near-tie from one draw to the next;
 the mean of three draws does not depend on one. Prediction is one call per member per recall, on
 the CPU: each member's trees compiled to machine code (``compiled``: 0.8 ms for the three at 266
-candidates), or LightGBM's own ``Booster.predict`` (4.3 ms); the model loads on first use. After the trees the file may hold a linear member (``LINEAR_MARK``: a logistic
-regression over the same features, ``tempr.core.linear_rank``), blended per recall with the trees'
+candidates), or LightGBM's own ``Booster.predict`` (4.3 ms); the model loads on first use. After
+the trees the file may hold a linear member (``LINEAR_MARK``: a logistic regression over the same
+features, ``tempr.core.linear_rank``), blended per recall with the trees'
 mean: it ranks unseen conversations better than the trees alone (BENCHMARKS.md).
 """
 
