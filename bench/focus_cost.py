@@ -122,19 +122,25 @@ def _p95(values: Sequence[float]) -> float:
 
 
 def render(size: int, results: dict[str, list[tuple[float, float]]], load: tuple[float, ...]) -> str:
+    return paired_section(
+        "Cost of the focus features (`python -m bench.focus_cost`)",
+        f"{len(results['embedding'])} queries naming someone, on the {size:,}-fact synthetic bank "
+        f"(`{banks.bank_id(size)}`), budget mid; per query the median of repeated calls, with and without "
+        "the focus, alternating in one process",
+        results,
+        load,
+        "focus",
+    )
+
+
+def paired_section(
+    title: str, setup: str, results: dict[str, list[tuple[float, float]]], load: tuple[float, ...], what: str
+) -> str:
+    """A paired bench's BENCHMARKS.md section: its title, how it ran (and the load), its table."""
     from bench.report import machine_line
 
-    n = len(results["embedding"])
-    lines = [
-        "## Cost of the focus features (`python -m bench.focus_cost`)",
-        "",
-        f"{n} queries naming someone, on the {size:,}-fact synthetic bank (`{banks.bank_id(size)}`), budget mid; "
-        "per query the median of repeated calls, with and without the focus, alternating in one process; "
-        f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. {machine_line()}",
-        "",
-        *paired_table(results, "focus"),
-    ]
-    return "\n".join(lines)
+    loads = f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. {machine_line()}"
+    return "\n".join([f"## {title}", "", f"{setup}; {loads}", "", *paired_table(results, what)])
 
 
 def paired_table(results: dict[str, list[tuple[float, float]]], what: str) -> list[str]:

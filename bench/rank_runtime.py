@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import locomo
-from bench.focus_cost import _bank_version, _pair, locomo_main, paired_table
+from bench.focus_cost import _bank_version, _pair, locomo_main, paired_section
 
 
 def measure(folder: Path, queries: int, repeats: int) -> dict[str, list[tuple[float, float]]]:
@@ -81,20 +81,15 @@ def _steps(plan: Any, candidates: Any, fast: Any, slow: Any) -> dict[str, tuple[
 
 
 def render(results: dict[str, list[tuple[float, float]]], load: tuple[float, ...]) -> str:
-    from bench.report import machine_line
-
-    n = len(results["trees"])
-    lines = [
-        "## The rank stage: compiled trees and memoised tokens (`python -m bench.rank_runtime`)",
-        "",
-        f"{n} LoCoMo dev questions on their banks, budget mid; per question the median of repeated calls, "
-        "the new way against the old, alternating in one process (*with* = compiled trees, token sets "
-        "memoised; *without* = LightGBM's predict, every text split again); "
-        f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. {machine_line()}",
-        "",
-        *paired_table(results, "new"),
-    ]
-    return "\n".join(lines)
+    return paired_section(
+        "The rank stage: compiled trees and memoised tokens (`python -m bench.rank_runtime`)",
+        f"{len(results['trees'])} LoCoMo dev questions on their banks, budget mid; per question the median of "
+        "repeated calls, the new way against the old, alternating in one process (*with* = compiled trees, "
+        "token sets memoised; *without* = LightGBM's predict, every text split again)",
+        results,
+        load,
+        "new",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

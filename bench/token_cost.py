@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import locomo
-from bench.focus_cost import _bank_version, _pair, locomo_main, paired_table
+from bench.focus_cost import _bank_version, _pair, locomo_main, paired_section
 
 
 def measure(folder: Path, queries: int, repeats: int) -> dict[str, list[tuple[float, float]]]:
@@ -81,19 +81,14 @@ def _one_question(
 
 
 def render(results: dict[str, list[tuple[float, float]]], load: tuple[float, ...]) -> str:
-    from bench.report import machine_line
-
-    n = len(results["embedding"])
-    lines = [
-        "## Cost of the token features (`python -m bench.token_cost`)",
-        "",
-        f"{n} LoCoMo dev questions on their banks, budget mid; per question the median of repeated calls, "
-        "with and without the token vectors, alternating in one process; "
-        f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. {machine_line()}",
-        "",
-        *paired_table(results, "tokens"),
-    ]
-    return "\n".join(lines)
+    return paired_section(
+        "Cost of the token features (`python -m bench.token_cost`)",
+        f"{len(results['embedding'])} LoCoMo dev questions on their banks, budget mid; per question the median "
+        "of repeated calls, with and without the token vectors, alternating in one process",
+        results,
+        load,
+        "tokens",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
