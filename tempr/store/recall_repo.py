@@ -21,6 +21,7 @@ from sqlalchemy import Connection, CursorResult, TextClause, bindparam, text
 
 from tempr.core.timeutil import as_utc
 from tempr.core.types import Hit, TimeWindow
+from tempr.store.binary_rows import binary_rows, float32_vector
 from tempr.store.keyword_repo import bm25_top, keyword_search
 from tempr.store.recall_filters import (
     EXACT_SEARCH_MAX_UNITS,
@@ -281,10 +282,10 @@ def fetch_units(
     focus = focus if embedding is not None else None
     if embedding is not None:
         extra.append("1 - (m.embedding <=> CAST(:q AS vector))")
-        params["q"] = _vector(embedding)
+        params["q"] = float32_vector(embedding)
     if focus is not None:
         extra.append("1 - (m.embedding <=> CAST(:f AS vector))")
-        params["f"] = _vector(focus)
+        params["f"] = float32_vector(focus)
     if with_chunks:
         extra.append(_FIRST_CHUNK_TEXT)
         join += _CHUNK
@@ -301,8 +302,7 @@ def fetch_units(
                m.mentioned_at, m.event_date, m.document_id, m.chunk_id, m.tags, m.metadata, m.proof_count
                {"".join(f", {e}" for e in extra)}
         FROM memory_units m{join} WHERE m.id = ANY(CAST(:ids AS uuid[]))"""
-    statement = _with_vector(sql, focus=focus is not None) if embedding is not None else text(sql)
-    rows = conn.execute(statement, params).all()
+    rows = binary_rows(conn, sql, params)
     width = len(_UNIT_COLUMNS)
     units: dict[str, dict[str, Any]] = {}
     chunk_texts: dict[str, str] = {}

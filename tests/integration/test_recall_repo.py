@@ -658,9 +658,10 @@ def test_fetch_units_chunks_entities_and_version(resources, sample) -> None:
     assert isinstance(version, int)
 
 
-def test_fetch_units_reads_cosine_and_chunk_text_in_the_same_statement(resources, sample) -> None:
+def test_fetch_units_reads_cosine_and_chunk_text_in_the_same_statement(resources, sample, monkeypatch) -> None:
     """What the learned ranker needs in one round trip; the plain fields as without the options."""
     from tempr.ingest.backfill import embed_missing_chunks
+    from tempr.store import binary_rows
 
     bank, ids = sample
     embed_missing_chunks(resources.ingest_deps(), bank)  # the chunks' own vectors, as after any ingest
@@ -671,12 +672,18 @@ def test_fetch_units_reads_cosine_and_chunk_text_in_the_same_statement(resources
     def count(_conn, _cursor, statement, *_args) -> None:
         statements.append(statement)
 
+    def binary(conn, sql, params):  # the statements read in binary format skip SQLAlchemy's events
+        statements.append(sql)
+        return binary_rows.binary_rows(conn, sql, params)
+
     with resources.engine.connect() as conn:
         event.listen(resources.engine, "before_cursor_execute", count)
+        monkeypatch.setattr(repo, "binary_rows", binary)
         try:
             full = repo.fetch_units(conn, [*wanted, "junk"], embedding=vec, with_chunks=True)
         finally:
             event.remove(resources.engine, "before_cursor_execute", count)
+            monkeypatch.undo()
         plain = repo.fetch_units(conn, wanted)
         chunks = repo.fetch_chunks(conn, bank, ["chat-2022-06-03", "chat-2023-05-02"])
         exact = {h.id: h.score for h in repo.semantic_search(conn, vec, Filters(bank), 100)}
@@ -697,3 +704,26 @@ def test_fetch_units_reads_cosine_and_chunk_text_in_the_same_statement(resources
     assert full[ids["a01"]]["chunk_text"] == full[ids["a02"]]["chunk_text"] == full[ids["a03"]]["chunk_text"] == shared
     assert full[ids["a18"]]["chunk_text"] == chunks["chat-2023-05-02"]["text"]
     assert full[ids["a07"]]["chunk_text"] is None
+
+
+def test_binary_rows_read_what_the_text_format_reads(resources, sample) -> None:
+    """Every column type the rank stage reads (text, timestamps, jsonb, arrays, bytes, a cosine to a
+    vector parameter), the same values and the same printed dates in both formats."""
+    from tempr.store.binary_rows import binary_rows, float32_vector
+
+    _, ids = sample
+    vec = _embed(resources, "Where does Alice work?")
+    sql = """SELECT m.id::text, m.text, m.occurred_start, m.mentioned_at, m.tags, m.metadata, m.proof_count,
+                    vector_send(m.embedding), m.tokens, 1 - (m.embedding <=> CAST(:q AS vector)), '100%' AS pct
+             FROM memory_units m WHERE m.id = ANY(CAST(:ids AS uuid[])) ORDER BY m.id"""
+    wanted = [ids[k] for k in ("a01", "a07", "a18", "a54")]
+    with resources.engine.connect() as conn:
+        rows = binary_rows(conn, sql, {"ids": wanted, "q": float32_vector(vec)})
+        expected = conn.execute(
+            text(sql).bindparams(bindparam("q", type_=Vector(len(vec)))), {"ids": wanted, "q": vec}
+        ).all()
+    assert len(rows) == len(expected) == 4
+    for got, want in zip(rows, expected, strict=True):
+        assert got[:9] == tuple(want[:9]) and got[10] == "100%"
+        assert [d.isoformat() for d in got[2:4] if d] == [d.isoformat() for d in want[2:4] if d]
+        assert got[9] == pytest.approx(want[9], abs=1e-6)

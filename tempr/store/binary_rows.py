@@ -1,0 +1,41 @@
+"""SELECTs read in PostgreSQL's binary format, for the statements whose rows carry many bytes.
+
+Through SQLAlchemy a row arrives in PostgreSQL's text format: a vector or a memory's token vectors
+as hex text twice its size, dates and arrays as text to parse. The rank stage reads 300 such rows
+per recall when its row cache is cold; read through the connection's psycopg cursor in binary
+format they took 14.5 against 20.9 ms for LoCoMo rows with token vectors, 11.6 against 14.2 ms
+without (BENCHMARKS.md, "The rank stage's rows read by index"), with the same values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_NAMED = re.compile(r"(?<!:):(\w+)")
+
+
+def binary_rows(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """``sql``'s rows (tuples), in the transaction ``conn`` holds. ``sql`` names its parameters as
+    SQLAlchemy's ``text`` does (``:ids``; a ``::`` cast is left alone); a vector parameter is a
+    ``float32_vector`` (pgvector's dumper, registered on every connection)."""
+    cur = conn.connection.driver_connection.cursor(binary=True)  # type: ignore[union-attr]
+    try:
+        cur.execute(_NAMED.sub(r"%(\1)s", sql.replace("%", "%%")), params)
+        rows: list[tuple[Any, ...]] = cur.fetchall()
+        return rows
+    finally:
+        cur.close()
+
+
+def float32_vector(values: Sequence[float]) -> np.ndarray:
+    """A query vector as a parameter of ``binary_rows``: pgvector sends a float32 array as a vector."""
+    import numpy as np  # here: the CLI's fleet path imports the store and no numpy
+
+    return np.asarray(values, dtype=np.float32)
