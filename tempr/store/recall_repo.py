@@ -338,16 +338,15 @@ def fetch_units(
 
 
 def chunk_vectors(conn: Connection, bank_id: str, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
-    """chunk id -> its vector (float32) for the bank's chunks that have one (by the primary key:
-    selecting ``c.embedding`` in ``fetch_units``' join hashed the whole chunks table, vectors and all)."""
+    """chunk id -> its vector (float32) for the bank's chunks that have one, by the primary key (the
+    row cache reads each chunk's vector once, not with every memory of the chunk)."""
     ids = list(dict.fromkeys(c for c in chunk_ids if c))
     if not ids:
         return {}
-    rows = conn.execute(
-        text(
-            "SELECT id, vector_send(embedding) FROM chunks "
-            "WHERE bank_id = :b AND id = ANY(CAST(:ids AS text[])) AND embedding IS NOT NULL"
-        ),
+    rows = binary_rows(  # bytes, not hex text (binary_rows)
+        conn,
+        "SELECT id, vector_send(embedding) FROM chunks "
+        "WHERE bank_id = :b AND id = ANY(CAST(:ids AS text[])) AND embedding IS NOT NULL",
         {"b": bank_id, "ids": ids},
     )
     return {r[0]: vector_from_send(r[1]) for r in rows}
