@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -115,13 +116,35 @@ def cross_encoder_raw(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx
     return dict(zip(ids, raw, strict=True))
 
 
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """The features' matrix products on one OpenBLAS thread, whatever the process's default.
+
+    Their float32 products (``token_match.columns``) round differently with the number of
+    threads on some CPUs (an AMD EPYC here: the same product, other bits, with 1 and 2 threads),
+    so a recall answered in-process (default threads) and one answered by a worker (one thread,
+    ``workers.app``) gave the same ranking with scores apart in the 8th digit. One thread is also
+    what the workers measured best for these small products. About 8 us a call."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()
+    with _BLAS.limit(limits=1, user_api="blas"):
+        yield
+
+
+_BLAS: Any = None
+
+
 def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: RecallContext) -> RerankOutcome:
     """The learned ranker over each candidate's features (plus the cross-encoder's score if it reads it)."""
     ranker = ctx.ranker
     assert ranker is not None
     ce = cross_encoder_raw(plan, candidates, ctx) if ctx.reranker is not None and ranker.uses_cross_encoder else None
     query, cands, units = gather(plan, candidates, ctx, ce)
-    rows = feature_array(query, cands)
+    with one_blas_thread():
+        rows = feature_array(query, cands)
     raw = ranker.score_rows(rows)
     ids = [c.id for c in cands]
     # A second memory of an already better-ranked source chunk steps down (tempr.core.repeats).
