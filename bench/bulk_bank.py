@@ -227,6 +227,7 @@ def ensure_banks(sizes: Sequence[int], res: Any, cache: embcache.EmbeddingCache,
     with res.engine.connect() as conn:
         conn.execute(text("ANALYZE memory_links"))
         conn.commit()
+    out.builds = {n: banks.ensure_own_index(res, b) for n, b in out.builds.items()}
     return out
 
 

@@ -14,8 +14,10 @@ from tempr.bank_ids import check_bank_id
 from tempr.ingest import fleet, imports
 from tempr.ingest.backfill import embed_missing_chunks, parts_for
 from tempr.ingest.facts import parse_array
+from tempr.ingest.own_index import INDEX_TASK, ORPHANS_TASK, index_follows
 from tempr.ingest.pipeline import IngestDeps, ingest_facts
 from tempr.providers.embedder.spaces import space_of
+from tempr.store import bank_index
 from workers.app import app
 from workers.resources import get_resources
 
@@ -94,6 +96,7 @@ def ingest(
     except (ValidationError, AuthError) as exc:
         return exc.to_dict()
     _chunk_vectors_follow(bank_id, report)
+    index_follows(res.engine, app, bank_id)
     return report
 
 
@@ -146,6 +149,8 @@ def publish(self: Any, import_id: str) -> dict[str, Any]:
     try:
         report = imports.publish(import_id, deps, block=deps.settings.ingest_chunk_facts)
         _chunk_vectors_follow(str(report.get("bank_id", "")), report)
+        if report.get("bank_id"):
+            index_follows(res.engine, app, str(report["bank_id"]))
         return report
     except ValidationError as exc:
         return exc.to_dict()
@@ -165,6 +170,19 @@ def embed_chunks(bank_id: str, part: int = 0, parts: int = 1) -> dict[str, int]:
     after each ingest and publish, so facts are visible as soon as they are written and their
     chunks' vectors follow (seconds later), shared out over the ingest workers."""
     return embed_missing_chunks(_deps(), bank_id, part=part, parts=parts)
+
+
+@app.task(name=INDEX_TASK, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def index_bank(bank_id: str) -> dict[str, Any]:
+    """Build the bank's own HNSW index (``tempr.store.bank_index``), queued by the write that took
+    the bank past the threshold; ``seconds`` is None when there was nothing to do."""
+    return {"bank_id": bank_id, "seconds": bank_index.build(get_resources().engine, bank_id)}
+
+
+@app.task(name=ORPHANS_TASK, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def drop_orphan_indexes() -> dict[str, Any]:
+    """Drop the own indexes of deleted banks (queued by the bank delete route)."""
+    return {"dropped": bank_index.drop_orphans(get_resources().engine)}
 
 
 def _chunk_vectors_follow(bank_id: str, report: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from tempr.api.gateway import gateway
 from tempr.api.security import role
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import parse_array
+from tempr.ingest.own_index import index_follows, orphans_follow
 from tempr.ingest.pipeline import ingest_facts
 from tempr.providers.embedder.spaces import space_of
 from tempr.store.banks_repo import missing_bank
@@ -47,9 +48,11 @@ def ingest(
     facts: Any = Body(..., description="A JSON array of facts (the JSONL schema)", examples=[_EXAMPLE]),
 ) -> dict[str, Any]:
     """Validate every fact first, then embed, extract entities, link and write in one transaction."""
-    res = gateway(request).resources
+    gw = gateway(request)
+    res = gw.resources
     parsed = parse_array(facts, limit=res.settings.max_facts_per_request)
     report = ingest_facts(bank_id, parsed, res.ingest_deps())
+    index_follows(res.engine, gw.celery_app, bank_id)
     return report.to_dict()
 
 
@@ -116,7 +119,9 @@ async def import_facts(
     dependencies=[Depends(role("admin"))],
 )
 def delete(bank_id: str, request: Request) -> dict[str, Any]:
-    with gateway(request).resources.engine.begin() as conn:
+    gw = gateway(request)
+    with gw.resources.engine.begin() as conn:
         if not delete_bank(conn, bank_id):
             raise missing_bank(bank_id)
+    orphans_follow(gw.celery_app, bank_id)
     return {"bank_id": bank_id, "deleted": True}

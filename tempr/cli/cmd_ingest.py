@@ -224,7 +224,20 @@ def _in_process(args: argparse.Namespace, chunk: int) -> dict[str, Any]:
         report = _streamed(args, res, chunk)
     else:
         report = _one_transaction(args, res)
-    return _with_chunk_vectors(report, res)
+    return _with_own_index(_with_chunk_vectors(report, res), res)
+
+
+def _with_own_index(report: dict[str, Any], res: Any) -> dict[str, Any]:
+    """In this process a bank this write took past the threshold gets its own HNSW index before the
+    command returns, as the ``index_bank`` task does on the fleet (``tempr.store.bank_index``)."""
+    from tempr.store import bank_index
+
+    with res.engine.connect() as conn:
+        if not report.get("bank_id") or not bank_index.wants_index(conn, report["bank_id"]):
+            return report
+    print(f"tempr ingest: building bank {report['bank_id']}'s own search index", file=sys.stderr)
+    seconds = bank_index.build(res.engine, report["bank_id"])
+    return {**report, "own_index_s": None if seconds is None else round(seconds, 3)}
 
 
 def _with_chunk_vectors(report: dict[str, Any], res: Any) -> dict[str, Any]:

@@ -64,16 +64,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "`services up` and ingest do this already. embed-chunks: give every chunk stored without a vector "
         "(written before version 0005, or with TEMPR_CHUNK_VECTORS=false) its vector, in the bank's own "
         "embedder. embed-tokens: give every memory stored without token vectors (written before version "
-        "0011, or with TEMPR_TOKEN_VECTORS=false) its token vectors. Both are safe to stop and rerun; "
+        "0011, or with TEMPR_TOKEN_VECTORS=false) its token vectors. index-banks: build each bank of more "
+        "than 5,000 memories its own HNSW index (ingest queues this itself; for banks written before "
+        "version 0012) and drop the indexes of deleted banks. All are safe to stop and rerun; "
         "recall keeps serving meanwhile.",
     )
     db.add_argument(
         "action",
-        choices=["upgrade", "embed-chunks", "embed-tokens"],
+        choices=["upgrade", "embed-chunks", "embed-tokens", "index-banks"],
         help="upgrade: bring the schema to the latest migration; embed-chunks: vectors for chunks without one; "
-        "embed-tokens: token vectors for memories without them",
+        "embed-tokens: token vectors for memories without them; index-banks: large banks' own HNSW indexes",
     )
-    db.add_argument("--bank", default=None, help="embed-chunks, embed-tokens: only this bank (default: every bank)")
+    db.add_argument(
+        "--bank", default=None, help="embed-chunks, embed-tokens, index-banks: only this bank (default: every bank)"
+    )
     db.set_defaults(func=run_db)
 
 
@@ -211,6 +215,8 @@ def run_db(args: argparse.Namespace) -> int:
 
     if args.action in ("embed-chunks", "embed-tokens"):
         return _backfill(args.action, args.bank)
+    if args.action == "index-banks":
+        return _index_banks(args.bank)
     endpoints = manager.resolve_endpoints(get_settings())
     if not endpoints.database_url:
         print("error: no database: set TEMPR_DATABASE_URL or run `tempr services up`")
@@ -249,6 +255,26 @@ def _backfill(action: str, bank: str | None) -> int:
     if done:
         print(file=sys.stderr)
     print(json.dumps({key: result}))
+    return 0
+
+
+def _index_banks(bank: str | None) -> int:
+    """`tempr db index-banks`: a line per bank on stderr as its index is built (minutes for a large
+    bank), a JSON summary on stdout: seconds per bank built, and the deleted banks' indexes dropped."""
+    from tempr.store import bank_index
+    from workers.resources import get_resources
+
+    engine = get_resources().engine
+    if bank is not None:
+        _check_bank_exists(engine, bank)
+    todo = [bank] if bank is not None else bank_index.banks_wanting_index(engine)
+    built: dict[str, float | None] = {}
+    for i, bank_id in enumerate(todo, 1):
+        print(f"[{i}/{len(todo)}] {bank_id}: building its own HNSW index", file=sys.stderr, flush=True)
+        seconds = bank_index.build(engine, bank_id)
+        built[bank_id] = None if seconds is None else round(seconds, 3)
+    dropped = bank_index.drop_orphans(engine) if bank is None else []
+    print(json.dumps({"built": built, "dropped": dropped}))
     return 0
 
 

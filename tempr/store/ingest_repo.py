@@ -16,7 +16,7 @@ from sqlalchemy import Connection, text
 
 from config.errors import ValidationError
 from tempr.providers.embedder import spaces
-from tempr.store.recall_repo import bank_size
+from tempr.store.bank_index import bank_search
 from tempr.store.schema import ANN_INDEX_MIN_UNITS
 
 _NS = uuid.UUID("6f1e3b1c-5d0a-4c53-9a53-7e6d1f0b2a10")
@@ -265,15 +265,19 @@ def insert_units(conn: Connection, text_config: str, *, ann_indexed: bool) -> li
 
 
 def enter_ann_index(conn: Connection, bank_id: str, adding: int) -> bool:
-    """Whether a batch of ``adding`` rows goes into the HNSW index (call under ``lock_bank``).
+    """Whether a batch of ``adding`` rows goes into the shared HNSW index (call under ``lock_bank``).
+
+    Never for a bank with its own index (``bank_index``): that index takes each new row of the
+    bank by its predicate, and every search of such a bank goes through it.
 
     Yes once the bank will hold more than ``ANN_INDEX_MIN_UNITS`` memories; the batch that takes
     it past that puts the bank's earlier memories in too (one UPDATE, once per bank), so every
     memory of an indexed bank is in the index and ``AND m.ann_indexed`` loses none of them.
     (Counting skipped duplicates in ``adding`` can only admit a bank early, which is harmless.)
     """
-    size = bank_size(conn, bank_id)
-    if size + adding <= ANN_INDEX_MIN_UNITS:
+    state = bank_search(conn, bank_id)
+    size = state.size
+    if state.own_index or size + adding <= ANN_INDEX_MIN_UNITS:
         return False
     if size <= ANN_INDEX_MIN_UNITS:
         conn.execute(

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from tempr.store.bank_index import bank_clause, bank_search
 from tempr.store.recall_filters import set_ann_scan
 from tempr.store.recall_repo import bank_size, vectors_from_send
 from tempr.store.schema import ANN_INDEX_MIN_UNITS
@@ -78,23 +79,24 @@ def bank_vector_pages(conn: Connection, bank_id: str, page: int = 128) -> Iterat
 
 def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: float, top_k: int) -> Candidates:
     """For each staged unit, its k nearest units already in a large bank (cosine >= threshold), in one
-    query through the HNSW index, with the iterative scan so that other banks' vectors in the shared
-    index do not starve it. A bank small enough for an exact search is not asked here
+    query through the bank's own HNSW index when it has one (``bank_index``), else the shared index
+    with the iterative scan so that other banks' vectors in it do not starve the walk. A bank small enough for an exact search is not asked here
     (``exact_link_search``): its vectors are read once and compared in memory.
 
     Run before the batch is inserted, so the bank holds only earlier facts; links among the
     batch itself are computed in memory (``tempr.ingest.links``).
     """
     set_ann_scan(conn, max(top_k, LINK_EF_SEARCH))
+    index = bank_clause(bank_id) if bank_search(conn, bank_id).own_index else "m.ann_indexed"
     with sorting_off(conn):
         rows = conn.execute(
-            text("""
+            text(f"""
             SELECT n.id::text, nb.id::text, nb.dist
             FROM ingest_batch n
             CROSS JOIN LATERAL (
                 SELECT m.id, m.embedding <=> n.embedding AS dist
                 FROM memory_units m
-                WHERE m.bank_id = :b AND m.ann_indexed
+                WHERE m.bank_id = :b AND {index}
                 ORDER BY m.embedding <=> n.embedding
                 LIMIT :k
             ) nb

@@ -21,6 +21,7 @@ from sqlalchemy import Connection, CursorResult, TextClause, bindparam, text
 
 from tempr.core.timeutil import as_utc
 from tempr.core.types import Hit, TimeWindow
+from tempr.store.bank_index import bank_clause, bank_search
 from tempr.store.binary_rows import binary_rows, float32_vector
 from tempr.store.keyword_repo import bm25_top, keyword_search
 from tempr.store.recall_filters import (
@@ -106,20 +107,24 @@ def _nearest(
     """The one vector-search statement: the `limit` memories nearest the query that pass the
     filters (and ``where``), returned as ``id, <out>`` in exact distance order (ties by id).
 
-    A bank of at most ``EXACT_SEARCH_MAX_UNITS`` memories is searched exactly: its memories
-    through the bank indexes, every distance computed (``+ 0`` keeps the planner off the HNSW
-    index). A larger one, whose memories are all in the partial HNSW index (``ann_indexed``,
-    migration 0008), lets the planner choose: the HNSW index with an
+    A bank with its own HNSW index (``bank_index``) is searched through it, its id written into
+    the statement so the planner can match the index's predicate. Otherwise a bank of at most
+    ``EXACT_SEARCH_MAX_UNITS`` memories is searched exactly: its memories through the bank
+    indexes, every distance computed (``+ 0`` keeps the planner off the HNSW index). A larger
+    one, whose memories are all in the shared partial HNSW index (``ann_indexed``, migration
+    0008), lets the planner choose: the HNSW index with an
     iterative scan (a loose filter) or the bank/type/tag indexes plus an exact sort (a selective
     filter). The outer ORDER BY puts relaxed_order's rows back in exact order.
     ``columns`` adds inner columns the outer ``out`` may read as ``s.<name>``."""
     clause, bound = where_clause(filters, types=types)
-    exact = bank_size(conn, filters.bank_id) <= EXACT_SEARCH_MAX_UNITS
+    state = bank_search(conn, filters.bank_id)
+    exact = not state.own_index and state.size <= EXACT_SEARCH_MAX_UNITS
     if not exact:
         set_ann_scan(conn, limit)
     order = "(m.embedding <=> CAST(:q AS vector)) + 0" if exact else "m.embedding <=> CAST(:q AS vector)"
     extra = f", {columns}" if columns else ""
-    cond = (f" AND {where}" if where else "") + ("" if exact else " AND m.ann_indexed")  # the index's predicate
+    index = f" AND {bank_clause(filters.bank_id)}" if state.own_index else " AND m.ann_indexed"
+    cond = (f" AND {where}" if where else "") + ("" if exact else index)  # the index's predicate
     return conn.execute(
         _with_vector(f"""
         SELECT s.id::text, {out} FROM (

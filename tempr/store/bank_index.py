@@ -1,0 +1,163 @@
+"""A large bank's own HNSW index: a partial index ``WHERE bank_id = '<id>'`` on ``memory_units``.
+
+Why: every bank of more than ``ANN_INDEX_MIN_UNITS`` memories shares one HNSW index
+(``ann_indexed``, migration 0008), and a search filtered to one bank walks through every other
+bank's nodes. Measured on 2 cores (BENCHMARKS.md, "A bank's own HNSW index"): a 10,000-fact bank
+beside a 100,000-fact one, top 300, took 34 ms through the shared index and 12 ms by the exact scan
+that banks of up to 20,000 get, against 5.5 ms through an index of its own; beside a 1M-fact bank
+the shared index cost 143-188 ms where the bank's own would cost what it costs alone.
+
+How, without blocking other banks: the index is built with ``CREATE INDEX CONCURRENTLY`` (no lock
+that stops other banks' writes) on an autocommit connection, after the write that took the bank
+past the threshold has committed (``build``: the ``tempr.ingest.index_bank`` task, ``tempr db
+index-banks``). Only once PostgreSQL reports it valid does ``banks.own_index`` turn true
+(migration 0012). From then on:
+
+- recall and ingest's link k-NN search the bank with its id written into the statement
+  (``bank_clause``), so the planner can prove the index's predicate;
+- the bank's new memories no longer enter the shared index (``ingest_repo.enter_ann_index``):
+  the bank's own index holds every row of the bank, whatever ``ann_indexed`` says.
+
+The flag only ever chooses a faster plan for the same statement: with the index missing (dropped
+by hand, or by ``drop`` after the bank was deleted and re-created) the same SQL is answered by an
+exact scan, so a stale flag costs time, never a memory.
+
+Cost: PostgreSQL weighs every partial index when it plans a statement on ``memory_units``, about
+5 us each (measured: 0.08 ms with one, 0.60 ms with a hundred more). Past a few hundred large
+banks, partition by bank instead (docs/deploy.md, section 7).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, Engine, text
+
+from tempr.bank_ids import check_bank_id
+from tempr.store.schema import ANN_INDEX_MIN_UNITS
+
+log = logging.getLogger(__name__)
+
+OWN_INDEX_MIN_UNITS = ANN_INDEX_MIN_UNITS
+"""A bank gets its own index once it holds more than this many memories: the size past which
+recall and link search stop scanning a bank exactly (``links_repo.LINK_EXACT_MAX_UNITS``)."""
+
+BUILD_MEMORY = "1GB"
+"""``maintenance_work_mem`` for a build: the graph of 100,000 384-d vectors needs about 250 MB; a
+build that outgrows it falls back to inserting one vector at a time (much slower)."""
+
+_PREFIX = "memory_units_hnsw_"
+
+
+@dataclass(frozen=True)
+class BankSearch:
+    """What a vector search of a bank needs to know to pick its plan, read in one statement."""
+
+    size: int
+    own_index: bool
+
+
+def bank_search(conn: Connection, bank_id: str) -> BankSearch:
+    """The bank's memory count (0 for an unknown bank) and whether its own index is ready."""
+    row = conn.execute(text("SELECT unit_count, own_index FROM banks WHERE id = :b"), {"b": bank_id}).first()
+    return BankSearch(int(row[0]), bool(row[1])) if row else BankSearch(0, False)
+
+
+def index_name(bank_id: str) -> str:
+    """The bank's index name: a digest, since a bank id may be 128 characters (names stop at 63)."""
+    return _PREFIX + hashlib.sha256(check_bank_id(bank_id).encode()).hexdigest()[:32]
+
+
+def bank_clause(bank_id: str, alias: str = "m") -> str:
+    """``<alias>.bank_id = '<id>'``: the index predicate, as a literal the planner can match.
+
+    A bound parameter would do for a one-off statement, but not for a prepared one that PostgreSQL
+    plans once for every value (a generic plan cannot use a partial index). Safe to inline: a bank
+    id is letters, digits and ``_ . : -`` only (``check_bank_id``), never a quote."""
+    return f"{alias}.bank_id = '{check_bank_id(bank_id)}'"
+
+
+def wants_index(conn: Connection, bank_id: str) -> bool:
+    """Whether the bank is past the threshold without a ready index of its own."""
+    state = bank_search(conn, bank_id)
+    return state.size > OWN_INDEX_MIN_UNITS and not state.own_index
+
+
+def build(engine: Engine, bank_id: str) -> float | None:
+    """Build the bank's index if it needs one, then mark the bank; the seconds taken, or None if
+    nothing was to do (small bank, already built, deleted, or another process is building it).
+
+    Idempotent and safe to run twice at once: a session advisory lock keeps a second builder out,
+    an index a crashed build left INVALID is dropped and built again, and the flag is set only
+    after PostgreSQL reports the index valid."""
+    name = index_name(bank_id)
+    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+    with engine.connect() as raw:
+        conn = raw.execution_options(isolation_level="AUTOCOMMIT")
+        if not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
+            return None
+        try:
+            if not wants_index(conn, bank_id):
+                return None
+            started = time.perf_counter()
+            if _index_valid(conn, name) is False:  # a build that died half-way
+                conn.execute(text(f"DROP INDEX CONCURRENTLY IF EXISTS {name}"))
+            conn.execute(text(f"SET maintenance_work_mem = '{BUILD_MEMORY}'"))
+            conn.execute(
+                text(
+                    f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memory_units "
+                    f"USING hnsw (embedding vector_cosine_ops) WHERE {bank_clause(bank_id, 'memory_units')}"
+                )
+            )
+            if not _index_valid(conn, name):
+                raise RuntimeError(f"index {name} for bank {bank_id!r} is not valid after its build")
+            marked = conn.execute(text("UPDATE banks SET own_index = true WHERE id = :b"), {"b": bank_id}).rowcount
+            if not marked:  # the bank was deleted while its index was built
+                conn.execute(text(f"DROP INDEX CONCURRENTLY IF EXISTS {name}"))
+                return None
+            seconds = time.perf_counter() - started
+            log.info("bank %s: own HNSW index %s built in %.1f s", bank_id, name, seconds)
+            return seconds
+        finally:
+            conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+
+
+def _index_valid(conn: Connection, name: str) -> bool | None:
+    """True/False for an existing index (valid or not), None when there is none."""
+    row = conn.execute(
+        text("SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = :n"),
+        {"n": name},
+    ).first()
+    return None if row is None else bool(row[0])
+
+
+def drop_orphans(engine: Engine) -> list[str]:
+    """Drop the own indexes of banks that no longer exist (a deleted bank's index would otherwise
+    stay, empty, and cost every plan its few microseconds); the names dropped."""
+    with engine.connect() as raw:
+        conn = raw.execution_options(isolation_level="AUTOCOMMIT")
+        present = {
+            r[0]
+            for r in conn.execute(
+                text("SELECT relname FROM pg_class WHERE relkind = 'i' AND left(relname, length(:p)) = :p"),
+                {"p": _PREFIX},
+            )
+        }
+        wanted = {index_name(r[0]) for r in conn.execute(text("SELECT id FROM banks"))}
+        orphans = sorted(present - wanted)
+        for name in orphans:
+            conn.execute(text(f"DROP INDEX CONCURRENTLY IF EXISTS {name}"))
+    return orphans
+
+
+def banks_wanting_index(engine: Engine) -> list[str]:
+    """Banks past the threshold without a ready index of their own, largest first."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT id FROM banks WHERE unit_count > :n AND NOT own_index ORDER BY unit_count DESC, id"),
+            {"n": OWN_INDEX_MIN_UNITS},
+        )
+        return [r[0] for r in rows]

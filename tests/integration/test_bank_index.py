@@ -1,0 +1,265 @@
+"""A large bank's own HNSW index (``tempr.store.bank_index``), against the real PostgreSQL+pgvector.
+
+The threshold is lowered to a few dozen memories here (5,000 in the product), so that a bank
+built in a second crosses it. No test holds a transaction open while an index is built: ``CREATE
+INDEX CONCURRENTLY`` waits for every older transaction, its own session's pool included.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+import pytest
+from sqlalchemy import text
+
+from tempr.ingest.facts import parse_array
+from tempr.ingest.own_index import INDEX_TASK, ORPHANS_TASK, index_follows
+from tempr.ingest.pipeline import IngestDeps, ingest_facts
+from tempr.store import bank_index, ingest_repo, links_repo, recall_repo
+from tempr.store.recall_filters import Filters
+
+pytestmark = pytest.mark.integration
+
+THRESHOLD = 25
+
+
+@pytest.fixture()
+def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bank_index, "OWN_INDEX_MIN_UNITS", THRESHOLD)
+    monkeypatch.setattr(ingest_repo, "ANN_INDEX_MIN_UNITS", THRESHOLD)
+
+
+def _deps(resources: Any) -> IngestDeps:
+    return IngestDeps(resources.engine, resources.embedder, resources.extractor, resources.settings)
+
+
+def _facts(lo: int, hi: int) -> list[Any]:
+    colours = ["red", "blue", "green", "amber", "violet"]
+    return parse_array(
+        [
+            {"id": f"f{i}", "text": f"Item {i} is {colours[i % 5]} and sits on shelf {i % 7} of room {i % 3}."}
+            for i in range(lo, hi)
+        ]
+    )
+
+
+def _bank(resources: Any, n: int) -> str:
+    bank_id = f"t-own-index-{uuid.uuid4().hex[:10]}"
+    ingest_facts(bank_id, _facts(0, n), _deps(resources))
+    return bank_id
+
+
+def _flags(resources: Any, bank_id: str) -> dict[bool, int]:
+    with resources.engine.connect() as conn:
+        sql = "SELECT ann_indexed, count(*) FROM memory_units WHERE bank_id = :b GROUP BY 1"
+        return {bool(r[0]): int(r[1]) for r in conn.execute(text(sql), {"b": bank_id})}
+
+
+def _index_state(resources: Any, bank_id: str) -> tuple[bool, bool] | None:
+    """(valid, bank flagged) for the bank's index, or None when there is no index."""
+    with resources.engine.connect() as conn:
+        row = conn.execute(
+            text("""
+            SELECT i.indisvalid, (SELECT own_index FROM banks WHERE id = :b)
+            FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = :n"""),
+            {"b": bank_id, "n": bank_index.index_name(bank_id)},
+        ).first()
+    return None if row is None else (bool(row[0]), bool(row[1]))
+
+
+def _plan_of_search(resources: Any, bank_id: str, query: list[float], limit: int) -> tuple[list[Any], str]:
+    """The semantic search's hits, and the plan of its statement with the exact alternatives
+    switched off (so the plan shows whether an index can serve it at all)."""
+    seen: list[Any] = []
+
+    class Spy:
+        def execute(self, stmt: Any, params: Any = None) -> Any:
+            if "FROM memory_units" in str(stmt):
+                seen.append((stmt, params))
+            return conn.execute(stmt, params)
+
+    with resources.engine.connect() as conn:
+        for knob in ("enable_sort", "enable_bitmapscan", "enable_seqscan"):
+            conn.execute(text(f"SET LOCAL {knob} = off"))
+        hits = recall_repo.semantic_search(Spy(), query, Filters(bank_id), limit)
+        stmt, params = seen[-1]
+        plan = " ".join(r[0] for r in conn.execute(text("EXPLAIN (COSTS OFF) " + stmt.text), params))
+        conn.rollback()
+    return hits, plan
+
+
+def test_a_large_bank_is_searched_through_its_own_index(resources, small_threshold) -> None:
+    bank_id = _bank(resources, 30)  # past the threshold: in the shared index, as before
+    assert _flags(resources, bank_id) == {True: 30}
+    with resources.engine.connect() as conn:
+        assert bank_index.wants_index(conn, bank_id)
+    assert _index_state(resources, bank_id) is None
+
+    seconds = bank_index.build(resources.engine, bank_id)
+    assert seconds is not None and seconds >= 0
+    assert _index_state(resources, bank_id) == (True, True)
+    assert bank_index.build(resources.engine, bank_id) is None  # built: nothing to do
+
+    ingest_facts(bank_id, _facts(30, 40), _deps(resources))  # new memories skip the shared index
+    assert _flags(resources, bank_id) == {True: 30, False: 10}
+
+    query = resources.embedder.embed(["which item is violet on shelf 4"])[0].tolist()
+    hits, plan = _plan_of_search(resources, bank_id, query, 40)
+    assert bank_index.index_name(bank_id) in plan and "memory_units_embedding_hnsw" not in plan
+    assert len(hits) == 40  # every memory, those outside the shared index included
+
+    with resources.engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT id::text, vector_send(embedding) FROM memory_units WHERE bank_id = :b"), {"b": bank_id}
+        ).all()
+    vectors = recall_repo.vectors_from_send([r[1] for r in rows]).astype(np.float64)
+    q = np.asarray(query)
+    cosine = vectors @ q / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(q))
+    exact = [rows[j][0] for j in np.argsort(-cosine, kind="stable")[:10]]
+    assert [h.id for h in hits[:10]] == exact  # a 40-node graph walked with ef >= 40 is exact
+
+
+def test_links_of_a_bank_with_its_own_index_come_through_it(resources, small_threshold, monkeypatch) -> None:
+    """Ingest's link k-NN of a large bank reads the bank's own index, and finds the memories
+    that never entered the shared one."""
+    bank_id = _bank(resources, 30)
+    bank_index.build(resources.engine, bank_id)
+    ingest_facts(bank_id, _facts(30, 40), _deps(resources))  # outside the shared index
+    monkeypatch.setattr(links_repo, "LINK_EXACT_MAX_UNITS", 10)  # the HNSW path, not the exact one
+    new, _ = _prepared(resources, bank_id, _facts(40, 50))
+    seen: list[Any] = []
+    with resources.engine.connect() as conn:
+        tx = conn.begin()
+        try:
+            ingest_repo.stage_batch(conn, new)
+            assert not links_repo.exact_link_search(conn, bank_id)
+            spy = _Recorder(conn, seen)
+            found = links_repo.existing_semantic_candidates(spy, bank_id, threshold=0.0, top_k=10)  # type: ignore[arg-type]
+            stmt, params = seen[-1]
+            plan = " ".join(r[0] for r in conn.execute(text("EXPLAIN (COSTS OFF) " + stmt.text), params))
+        finally:
+            tx.rollback()
+    assert bank_index.index_name(bank_id) in plan
+    reached = {other for hits in found.values() for _, other, _ in hits}
+    with resources.engine.connect() as conn:
+        outside = {
+            r[0]
+            for r in conn.execute(
+                text("SELECT id::text FROM memory_units WHERE bank_id = :b AND NOT ann_indexed"), {"b": bank_id}
+            )
+        }
+    assert len(outside) == 10 and reached & outside  # the memories outside the shared index are found
+    assert all(len(hits) == 10 for hits in found.values())
+
+
+class _Recorder:
+    """Passes statements to the connection and keeps the link query with its parameters."""
+
+    def __init__(self, conn: Any, seen: list[Any]) -> None:
+        self.conn, self.seen = conn, seen
+
+    def execute(self, stmt: Any, params: Any = None) -> Any:
+        if "ingest_batch n" in str(stmt):
+            self.seen.append((stmt, params))
+        return self.conn.execute(stmt, params)
+
+
+def _prepared(resources: Any, bank_id: str, facts: list[Any]) -> tuple[list[dict[str, Any]], Any]:
+    from tempr.ingest.pipeline import IngestReport, prepare_rows
+
+    return prepare_rows(bank_id, facts, _deps(resources), IngestReport(bank_id, received=len(facts)), None)
+
+
+def test_a_small_bank_wants_no_index(resources, small_threshold) -> None:
+    bank_id = _bank(resources, 10)
+    assert bank_index.build(resources.engine, bank_id) is None
+    assert _index_state(resources, bank_id) is None
+    hits, plan = _plan_of_search(resources, bank_id, resources.embedder.embed(["a red item"])[0].tolist(), 10)
+    assert len(hits) == 10 and "hnsw" not in plan.lower()  # the exact scan, as before
+
+
+def test_an_index_left_unflagged_or_invalid_is_finished(resources, small_threshold) -> None:
+    """A build that died after its index was valid (flag not set) is flagged; one that died
+    half-way (an INVALID index) is dropped and built again."""
+    bank_id = _bank(resources, 30)
+    name = bank_index.index_name(bank_id)
+    with resources.engine.connect() as raw:
+        conn = raw.execution_options(isolation_level="AUTOCOMMIT")
+        conn.execute(
+            text(
+                f"CREATE INDEX {name} ON memory_units USING hnsw (embedding vector_cosine_ops) "
+                f"WHERE {bank_index.bank_clause(bank_id, 'memory_units')}"
+            )
+        )
+    assert _index_state(resources, bank_id) == (True, False)
+    assert bank_index.build(resources.engine, bank_id) is not None
+    assert _index_state(resources, bank_id) == (True, True)
+
+    other = _bank(resources, 30)
+    other_name = bank_index.index_name(other)
+    with resources.engine.connect() as raw:
+        conn = raw.execution_options(isolation_level="AUTOCOMMIT")
+        conn.execute(
+            text(
+                f"CREATE INDEX {other_name} ON memory_units USING hnsw (embedding vector_cosine_ops) "
+                f"WHERE {bank_index.bank_clause(other, 'memory_units')}"
+            )
+        )
+        conn.execute(
+            text("UPDATE pg_index SET indisvalid = false WHERE indexrelid = CAST(:n AS regclass)"), {"n": other_name}
+        )
+    assert _index_state(resources, other) == (False, False)
+    assert bank_index.build(resources.engine, other) is not None
+    assert _index_state(resources, other) == (True, True)
+
+
+def test_a_deleted_banks_index_is_dropped_and_others_kept(resources, small_threshold) -> None:
+    kept, gone = _bank(resources, 30), _bank(resources, 30)
+    for bank_id in (kept, gone):
+        bank_index.build(resources.engine, bank_id)
+    with resources.engine.begin() as conn:
+        assert ingest_repo.delete_bank(conn, gone)
+    assert bank_index.index_name(gone) in bank_index.drop_orphans(resources.engine)
+    assert _index_state(resources, gone) is None
+    assert _index_state(resources, kept) == (True, True)
+
+
+class _Broker:
+    """Records what would be sent; the broker is not what these tests are about."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, tuple[Any, ...]]] = []
+
+    def send_task(self, name: str, args: tuple[Any, ...] = ()) -> None:
+        self.sent.append((name, tuple(args)))
+
+
+def test_a_write_past_the_threshold_queues_the_build_once_it_is_needed(resources, small_threshold) -> None:
+    broker = _Broker()
+    bank_id = _bank(resources, 20)
+    assert not index_follows(resources.engine, broker, bank_id)  # type: ignore[arg-type]
+    ingest_facts(bank_id, _facts(20, 30), _deps(resources))
+    assert index_follows(resources.engine, broker, bank_id)  # type: ignore[arg-type]
+    assert broker.sent == [(INDEX_TASK, (bank_id,))]
+    bank_index.build(resources.engine, bank_id)
+    assert not index_follows(resources.engine, broker, bank_id)  # type: ignore[arg-type]
+    assert len(broker.sent) == 1
+
+
+def test_the_fleet_builds_and_drops_the_index_through_its_tasks(resources, worker) -> None:
+    """The two tasks, run by a real ingest worker (the threshold there is the product's: the
+    worker is asked directly, as ``index_follows`` would)."""
+    from workers.app import app
+
+    bank_id = _bank(resources, 30)
+    with resources.engine.begin() as conn:  # past the worker's own threshold, as a 5,001-fact bank would be
+        conn.execute(text("UPDATE banks SET unit_count = 6000 WHERE id = :b"), {"b": bank_id})
+    done = app.send_task(INDEX_TASK, args=(bank_id,)).get(timeout=120)
+    assert done["bank_id"] == bank_id and done["seconds"] is not None
+    assert _index_state(resources, bank_id) == (True, True)
+    with resources.engine.begin() as conn:
+        assert ingest_repo.delete_bank(conn, bank_id)
+    dropped = app.send_task(ORPHANS_TASK).get(timeout=120)["dropped"]
+    assert bank_index.index_name(bank_id) in dropped and _index_state(resources, bank_id) is None
