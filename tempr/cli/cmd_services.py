@@ -223,7 +223,26 @@ def run_db(args: argparse.Namespace) -> int:
         return 1
     upgrade(endpoints.database_url)
     print("database schema is up to date")
+    _hint_index_banks(endpoints.database_url)
     return 0
+
+
+def _hint_index_banks(database_url: str) -> None:
+    """After an upgrade to version 0012, banks already past 5,000 memories still share the one HNSW
+    index until their next write: say so, and how to index them now."""
+    from tempr.store import bank_index
+    from tempr.store.engine import make_engine
+
+    engine = make_engine(database_url, pool_size=1)
+    try:
+        waiting = bank_index.banks_wanting_index(engine)
+    finally:
+        engine.dispose()
+    if waiting:
+        print(
+            f"{len(waiting)} bank(s) of more than {bank_index.OWN_INDEX_MIN_UNITS:,} memories have no HNSW index "
+            "of their own yet (they get one on their next write): run `tempr db index-banks` to build them now"
+        )
 
 
 def _backfill(action: str, bank: str | None) -> int:

@@ -263,3 +263,35 @@ def test_the_fleet_builds_and_drops_the_index_through_its_tasks(resources, worke
         assert ingest_repo.delete_bank(conn, bank_id)
     dropped = app.send_task(ORPHANS_TASK).get(timeout=120)["dropped"]
     assert bank_index.index_name(bank_id) in dropped and _index_state(resources, bank_id) is None
+
+
+def _tempr(*args: str) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "tempr.cli.main", *args], env={**os.environ}, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_cli_says_which_banks_want_an_index_and_builds_them(resources, stack) -> None:
+    import json
+
+    bank_id = _bank(resources, 30)
+    with resources.engine.begin() as conn:  # past the CLI's own threshold, as a 5,001-fact bank would be
+        conn.execute(text("UPDATE banks SET unit_count = 6000 WHERE id = :b"), {"b": bank_id})
+    hinted = _tempr("db", "upgrade")
+    assert hinted.returncode == 0, hinted.stderr
+    assert "no HNSW index of their own yet" in hinted.stdout and "tempr db index-banks" in hinted.stdout
+
+    built = _tempr("db", "index-banks")
+    assert built.returncode == 0, built.stderr
+    assert json.loads(built.stdout)["built"][bank_id] is not None and bank_id in built.stderr
+    assert _index_state(resources, bank_id) == (True, True)
+    quiet = _tempr("db", "upgrade")
+    assert quiet.returncode == 0 and "index-banks" not in quiet.stdout
+
+    missing = _tempr("db", "index-banks", "--bank", "no-such-bank")
+    assert missing.returncode == 1 and "does not exist" in (missing.stdout + missing.stderr)
+    assert "Traceback" not in missing.stderr
