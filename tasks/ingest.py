@@ -173,10 +173,11 @@ def embed_chunks(bank_id: str, part: int = 0, parts: int = 1) -> dict[str, int]:
 
 
 @app.task(name=INDEX_TASK, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
-def index_bank(bank_id: str) -> dict[str, Any]:
+def index_bank(bank_id: str, adding: int = 0) -> dict[str, Any]:
     """Build the bank's own HNSW index (``tempr.store.bank_index``), queued by the write that took
-    the bank past the threshold; ``seconds`` is None when there was nothing to do."""
-    return {"bank_id": bank_id, "seconds": bank_index.build(get_resources().engine, bank_id)}
+    the bank past the threshold, or ahead of an import of ``adding`` facts that will; ``seconds``
+    is None when there was nothing to do."""
+    return {"bank_id": bank_id, "seconds": bank_index.build(get_resources().engine, bank_id, adding=adding)}
 
 
 @app.task(name=ORPHANS_TASK, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tempr.ingest import imports
+from tempr.ingest.own_index import index_ahead
 from tempr.store import import_repo
 
 if TYPE_CHECKING:  # the CLI's fleet path imports this module: no Celery app, models or numpy needed
@@ -58,6 +59,7 @@ def submit_file(
     plan = imports.validate_file(path, bank_id, engine)
     chunk_facts = chunk_size(plan.total, chunk_facts, spread_over)
     import_id = imports.new_import(plan, chunk_facts, engine, space)
+    index_ahead(engine, app, bank_id, plan.total)
     try:
         for number, items in enumerate(imports.iter_chunks(plan, chunk_facts)):
             app.send_task(STAGE_TASK, args=(import_id, bank_id, number, items))

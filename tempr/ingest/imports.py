@@ -26,7 +26,7 @@ from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, validate_fact
 from tempr.ingest.reports import with_elapsed
 from tempr.providers.embedder import spaces
-from tempr.store import import_repo, ingest_repo
+from tempr.store import bank_index, import_repo, ingest_repo
 from tempr.store.banks_repo import bank_space
 
 if TYPE_CHECKING:  # the staging and publish halves import these when they run: validating needs none
@@ -268,6 +268,7 @@ def ingest_file(
     started = time.perf_counter()
     plan = validate_file(path, bank_id, deps.engine)
     import_id = new_import(plan, chunk_facts, deps.engine, deps.embedder.space)
+    bank_index.build(deps.engine, bank_id, adding=plan.total)  # its publish writes into it (seconds)
     done = 0
     try:
         for number, items in enumerate(iter_chunks(plan, chunk_facts)):

@@ -38,6 +38,22 @@ def index_follows(engine: Engine, app: Celery, bank_id: str) -> bool:
     return True
 
 
+def index_ahead(engine: Engine, app: Celery, bank_id: str, adding: int) -> bool:
+    """Before a large import is staged: queue the build of the bank's index if the import will take
+    the bank past the threshold, so that its publish (minutes later) writes into the bank's own
+    graph (``bank_index.adopt``). Best effort, as ``index_follows``: if it is not ready in time, the
+    publish takes the shared index and the build after it finishes the job."""
+    try:
+        with engine.connect() as conn:
+            if not bank_index.wants_index(conn, bank_id, adding):
+                return False
+        app.send_task(INDEX_TASK, args=(bank_id,), kwargs={"adding": adding})
+    except Exception:
+        log.warning("could not queue the own index of bank %s ahead of its import", bank_id, exc_info=True)
+        return False
+    return True
+
+
 def orphans_follow(app: Celery, bank_id: str) -> None:
     """After a bank is deleted: queue the drop of its index (best effort, as above)."""
     try:

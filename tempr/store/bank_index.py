@@ -10,8 +10,9 @@ the shared index cost 143-188 ms where the bank's own would cost what it costs a
 How, without blocking other banks: the index is built with ``CREATE INDEX CONCURRENTLY`` (no lock
 that stops other banks' writes) on an autocommit connection, after the write that took the bank
 past the threshold has committed (``build``: the ``tempr.ingest.index_bank`` task, ``tempr db
-index-banks``). Only once PostgreSQL reports it valid does ``banks.own_index`` turn true
-(migration 0012). From then on:
+index-banks``), or, for an import that will take it there, while its facts are staged, before
+the publish (``build(..., adding=)``; the publish's first write adopts it: ``adopt``). Only once
+PostgreSQL reports it valid does ``banks.own_index`` turn true (migration 0012). From then on:
 
 - recall and ingest's link k-NN search the bank with its id written into the statement
   (``bank_clause``), so the planner can prove the index's predicate;
@@ -80,19 +81,33 @@ def bank_clause(bank_id: str, alias: str = "m") -> str:
     return f"{alias}.bank_id = '{check_bank_id(bank_id)}'"
 
 
-def wants_index(conn: Connection, bank_id: str) -> bool:
-    """Whether the bank is past the threshold without a ready index of its own."""
+def wants_index(conn: Connection, bank_id: str, adding: int = 0) -> bool:
+    """Whether the bank is (or, with ``adding`` more memories, will be) past the threshold without
+    a ready index of its own."""
     state = bank_search(conn, bank_id)
-    return state.size > OWN_INDEX_MIN_UNITS and not state.own_index
+    return state.size + adding > OWN_INDEX_MIN_UNITS and not state.own_index
 
 
-def build(engine: Engine, bank_id: str) -> float | None:
+def adopt(conn: Connection, bank_id: str) -> None:
+    """Mark the bank as searched through its own index if one is ready (call under the bank's lock).
+
+    An import that will take a bank past the threshold has its index built before it publishes
+    (``build(..., adding=)``, while the facts are staged), when the bank may not exist yet; the
+    publish's first write adopts it, so its memories go straight into the bank's own graph, its
+    link search walks that graph, and the shared index never holds them."""
+    if not bank_search(conn, bank_id).own_index and _index_valid(conn, index_name(bank_id)):
+        conn.execute(text("UPDATE banks SET own_index = true WHERE id = :b"), {"b": bank_id})
+
+
+def build(engine: Engine, bank_id: str, *, adding: int = 0) -> float | None:
     """Build the bank's index if it needs one, then mark the bank; the seconds taken, or None if
     nothing was to do (small bank, already built, deleted, or another process is building it).
 
-    Idempotent and safe to run twice at once: a session advisory lock keeps a second builder out,
-    an index a crashed build left INVALID is dropped and built again, and the flag is set only
-    after PostgreSQL reports the index valid."""
+    ``adding``: an import of that many facts is about to be published, so build ahead of it if it
+    will take the bank past the threshold; the bank may not exist yet (its publish adopts the
+    index: ``adopt``). Idempotent and safe to run twice at once: a session advisory lock keeps a
+    second builder out, an index a crashed build left INVALID is dropped and built again, and the
+    flag is set only after PostgreSQL reports the index valid."""
     name = index_name(bank_id)
     key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
     with engine.connect() as raw:
@@ -100,7 +115,7 @@ def build(engine: Engine, bank_id: str) -> float | None:
         if not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
             return None
         try:
-            if not wants_index(conn, bank_id):
+            if not wants_index(conn, bank_id, adding):
                 return None
             started = time.perf_counter()
             if _index_valid(conn, name) is False:  # a build that died half-way
@@ -115,7 +130,7 @@ def build(engine: Engine, bank_id: str) -> float | None:
             if not _index_valid(conn, name):
                 raise RuntimeError(f"index {name} for bank {bank_id!r} is not valid after its build")
             marked = conn.execute(text("UPDATE banks SET own_index = true WHERE id = :b"), {"b": bank_id}).rowcount
-            if not marked:  # the bank was deleted while its index was built
+            if not marked and not adding:  # the bank was deleted while its index was built
                 conn.execute(text(f"DROP INDEX CONCURRENTLY IF EXISTS {name}"))
                 return None
             seconds = time.perf_counter() - started
@@ -136,7 +151,8 @@ def _index_valid(conn: Connection, name: str) -> bool | None:
 
 def drop_orphans(engine: Engine) -> list[str]:
     """Drop the own indexes of banks that no longer exist (a deleted bank's index would otherwise
-    stay, empty, and cost every plan its few microseconds); the names dropped."""
+    stay, empty, and cost every plan its few microseconds), except those built ahead of an import
+    still staging or publishing into a new bank; the names dropped."""
     with engine.connect() as raw:
         conn = raw.execution_options(isolation_level="AUTOCOMMIT")
         present = {
@@ -146,7 +162,8 @@ def drop_orphans(engine: Engine) -> list[str]:
                 {"p": _PREFIX},
             )
         }
-        wanted = {index_name(r[0]) for r in conn.execute(text("SELECT id FROM banks"))}
+        live = "SELECT id FROM banks UNION SELECT bank_id FROM import_jobs WHERE status IN ('staging', 'publishing')"
+        wanted = {index_name(r[0]) for r in conn.execute(text(live))}
         orphans = sorted(present - wanted)
         for name in orphans:
             conn.execute(text(f"DROP INDEX CONCURRENTLY IF EXISTS {name}"))

@@ -16,7 +16,7 @@ from sqlalchemy import Connection, text
 
 from config.errors import ValidationError
 from tempr.providers.embedder import spaces
-from tempr.store.bank_index import bank_search
+from tempr.store.bank_index import adopt, bank_search
 from tempr.store.schema import ANN_INDEX_MIN_UNITS
 
 _NS = uuid.UUID("6f1e3b1c-5d0a-4c53-9a53-7e6d1f0b2a10")
@@ -51,6 +51,7 @@ def lock_bank(conn: Connection, bank_id: str, text_config: str, space: str) -> s
             "vectors of two embedders are never mixed in one bank",
             field="embedder",
         )
+    adopt(conn, bank_id)  # an index built ahead of this write (a large import's)
     return str(row[0])
 
 

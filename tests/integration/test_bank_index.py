@@ -295,3 +295,47 @@ def test_the_cli_says_which_banks_want_an_index_and_builds_them(resources, stack
     missing = _tempr("db", "index-banks", "--bank", "no-such-bank")
     assert missing.returncode == 1 and "does not exist" in (missing.stdout + missing.stderr)
     assert "Traceback" not in missing.stderr
+
+
+def _file(tmp_path: Any, lo: int, hi: int) -> Any:
+    import json
+
+    path = tmp_path / "facts.jsonl"
+    colours = ["red", "blue", "green", "amber", "violet"]
+    lines = [
+        json.dumps({"id": f"f{i}", "text": f"Item {i} is {colours[i % 5]} on shelf {i % 7}."}) for i in range(lo, hi)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_an_import_past_the_threshold_publishes_into_an_index_built_ahead(resources, small_threshold, tmp_path) -> None:
+    """The index is built before the publish (the bank does not exist yet), the publish adopts it:
+    no memory of the import enters the shared index, and the bank is searched through its own."""
+    from tempr.ingest.imports import ingest_file
+
+    bank_id = f"t-own-ahead-{uuid.uuid4().hex[:10]}"
+    report = ingest_file(_file(tmp_path, 0, 40), bank_id, _deps(resources), chunk_facts=15)
+    assert report["inserted"] == 40
+    assert _index_state(resources, bank_id) == (True, True)
+    assert _flags(resources, bank_id) == {False: 40}  # straight into the bank's own graph
+    assert report["links"]["semantic"] > 0  # blocks after the first were linked through it
+    hits, plan = _plan_of_search(resources, bank_id, resources.embedder.embed(["a violet item"])[0].tolist(), 40)
+    assert len(hits) == 40 and bank_index.index_name(bank_id) in plan
+
+
+def test_an_index_built_ahead_of_an_open_import_is_kept_until_the_import_fails(
+    resources, small_threshold, tmp_path
+) -> None:
+    from tempr.ingest import imports
+
+    bank_id = f"t-own-open-{uuid.uuid4().hex[:10]}"
+    plan = imports.validate_file(_file(tmp_path, 0, 40), bank_id, resources.engine)
+    import_id = imports.new_import(plan, 15, resources.engine, resources.embedder.space)
+    assert bank_index.build(resources.engine, bank_id, adding=plan.total) is not None
+    name = bank_index.index_name(bank_id)
+    assert name not in bank_index.drop_orphans(resources.engine)  # the import may still publish into it
+    assert _index_state(resources, bank_id) is not None
+    imports.fail(import_id, resources.engine, "given up")
+    assert name in bank_index.drop_orphans(resources.engine)
+    assert _index_state(resources, bank_id) is None
