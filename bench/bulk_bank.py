@@ -46,9 +46,8 @@ from sqlalchemy import text
 
 from bench import banks, embcache, ivf_links, synthetic
 from bench.progress import bar, log
-from tempr.store import links_repo
+from tempr.store import bank_index, links_repo
 from tempr.store.recall_filters import set_ann_scan
-from tempr.store.recall_repo import bank_size
 from tempr.store.schema import ANN_INDEX, ANN_INDEX_DDL, ANN_INDEX_MIN_UNITS
 
 INDEX, INDEX_DDL = ANN_INDEX, ANN_INDEX_DDL  # the migration's definition (0008), unchanged
@@ -179,7 +178,9 @@ def nearest_in_bank(
     ``LINK_EF_SEARCH``, iterative scan, no sort node), with the units read from the bank itself;
     exact, as there, for a bank too small to be in the HNSW index.
     """
-    indexed = bank_size(conn, bank) > ANN_INDEX_MIN_UNITS
+    state = bank_index.bank_search(conn, bank)
+    indexed = state.size > ANN_INDEX_MIN_UNITS
+    index = bank_index.bank_clause(bank) if state.own_index else "m.ann_indexed"  # as links_repo
     if indexed:
         set_ann_scan(conn, max(top_k, links_repo.LINK_EF_SEARCH))
     order = "m.embedding <=> n.embedding" if indexed else "(m.embedding <=> n.embedding) + 0"
@@ -191,7 +192,7 @@ def nearest_in_bank(
             CROSS JOIN LATERAL (
                 SELECT m.id, m.embedding <=> n.embedding AS dist
                 FROM memory_units m
-                WHERE m.bank_id = :b{" AND m.ann_indexed" if indexed else ""} AND m.id <> n.id
+                WHERE m.bank_id = :b{f" AND {index}" if indexed else ""} AND m.id <> n.id
                 ORDER BY {order}
                 LIMIT :k
             ) nb
