@@ -292,6 +292,12 @@ def _index_banks(bank: str | None) -> int:
         print(f"[{i}/{len(todo)}] {bank_id}: building its own HNSW index", file=sys.stderr, flush=True)
         seconds = bank_index.build(engine, bank_id)
         built[bank_id] = None if seconds is None else round(seconds, 3)
+        if seconds is None:
+            print(
+                f"{bank_id}: nothing to do (at most {bank_index.OWN_INDEX_MIN_UNITS:,} memories, "
+                "already indexed, or being built by another process)",
+                file=sys.stderr,
+            )
     dropped = bank_index.drop_orphans(engine) if bank is None else []
     print(json.dumps({"built": built, "dropped": dropped}))
     return 0

@@ -1,4 +1,5 @@
-"""After a write: queue the bank's own HNSW index when the write took the bank past the threshold.
+"""Queue a bank's own HNSW index: after a write that took the bank past the threshold, or ahead of
+a file import that will.
 
 The index is built by the ``tempr.ingest.index_bank`` task on an ingest worker
 (``tempr.store.bank_index.build``: ``CREATE INDEX CONCURRENTLY``, after the write committed), so

@@ -20,8 +20,8 @@ PostgreSQL reports it valid does ``banks.own_index`` turn true (migration 0012).
   the bank's own index holds every row of the bank, whatever ``ann_indexed`` says.
 
 The flag only ever chooses a faster plan for the same statement: with the index missing (dropped
-by hand, or by ``drop`` after the bank was deleted and re-created) the same SQL is answered by an
-exact scan, so a stale flag costs time, never a memory.
+by hand, say) the same SQL is answered by an exact scan, so a stale flag costs time, never a
+memory.
 
 Cost: PostgreSQL weighs every partial index when it plans a statement on ``memory_units``, about
 5 us each (measured: 0.08 ms with one, 0.60 ms with a hundred more). Past a few hundred large
