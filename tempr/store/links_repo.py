@@ -80,7 +80,8 @@ def bank_vector_pages(conn: Connection, bank_id: str, page: int = 128) -> Iterat
 def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: float, top_k: int) -> Candidates:
     """For each staged unit, its k nearest units already in a large bank (cosine >= threshold), in one
     query through the bank's own HNSW index when it has one (``bank_index``), else the shared index
-    with the iterative scan so that other banks' vectors in it do not starve the walk. A bank small enough for an exact search is not asked here
+    with the iterative scan so that other banks' vectors in it do not starve the walk. A bank small
+    enough for an exact search is not asked here
     (``exact_link_search``): its vectors are read once and compared in memory.
 
     Run before the batch is inserted, so the bank holds only earlier facts; links among the
