@@ -124,7 +124,10 @@ def one_blas_thread() -> Iterator[None]:
     threads on some CPUs (an AMD EPYC here: the same product, other bits, with 1 and 2 threads),
     so a recall answered in-process (default threads) and one answered by a worker (one thread,
     ``workers.app``) gave the same ranking with scores apart in the 8th digit. One thread is also
-    what the workers measured best for these small products. About 8 us a call."""
+    what the workers measured best for these small products. About 8 us a call. The controller,
+    made on first use, holds the BLAS libraries loaded by then, numpy's among them (loaded with
+    numpy); one loaded later (scipy's own, through scikit-learn) is not limited, and computes none
+    of these products."""
     global _BLAS
     if _BLAS is None:
         from threadpoolctl import ThreadpoolController
