@@ -20,8 +20,10 @@ def _unfrozen() -> Iterator[None]:
 def test_freezing_moves_what_exists_now_out_of_every_generation() -> None:
     warm = [{"model": i} for i in range(1000)]
     frozen = freeze_warm_heap(True, "test")
-    # another thread of this test process (a worker's warm-up) may freeze too, so only ever more
-    assert len(warm) <= frozen <= gc.get_freeze_count()
+    # The count moves after the call both ways: another thread of this test process (a worker's
+    # warm-up) may freeze more, and a frozen object that dies leaves the permanent generation
+    # (flaked twice in CI with an upper bound: 848,495 > 848,493, then 860,412 > 860,410).
+    assert frozen >= len(warm) and gc.get_freeze_count() >= len(warm)
     tracked = {id(o) for o in gc.get_objects()}  # what the generations hold (the permanent one aside)
     assert not tracked & {id(o) for o in warm}
 
