@@ -180,10 +180,9 @@ def test_a_small_bank_wants_no_index(resources, small_threshold) -> None:
     assert len(hits) == 10 and "hnsw" not in plan.lower()  # the exact scan, as before
 
 
-def test_an_index_left_unflagged_or_invalid_is_finished(resources, small_threshold) -> None:
-    """A build that died after its index was valid (flag not set) is flagged; one that died
-    half-way (an INVALID index) is dropped and built again."""
-    bank_id = _bank(resources, 30)
+def _index_by_hand(resources: Any, bank_id: str, *, valid: bool = True) -> None:
+    """The bank's index as a build that died after it would leave it: valid but unflagged, or
+    (``valid=False``) half-built (INVALID)."""
     name = bank_index.index_name(bank_id)
     with resources.engine.connect() as raw:
         conn = raw.execution_options(isolation_level="AUTOCOMMIT")
@@ -193,23 +192,23 @@ def test_an_index_left_unflagged_or_invalid_is_finished(resources, small_thresho
                 f"WHERE {bank_index.bank_clause(bank_id, 'memory_units')}"
             )
         )
+        if not valid:
+            conn.execute(
+                text("UPDATE pg_index SET indisvalid = false WHERE indexrelid = CAST(:n AS regclass)"), {"n": name}
+            )
+
+
+def test_an_index_left_unflagged_or_invalid_is_finished(resources, small_threshold) -> None:
+    """A build that died after its index was valid (flag not set) is flagged; one that died
+    half-way (an INVALID index) is dropped and built again."""
+    bank_id = _bank(resources, 30)
+    _index_by_hand(resources, bank_id)
     assert _index_state(resources, bank_id) == (True, False)
     assert bank_index.build(resources.engine, bank_id) is not None
     assert _index_state(resources, bank_id) == (True, True)
 
     other = _bank(resources, 30)
-    other_name = bank_index.index_name(other)
-    with resources.engine.connect() as raw:
-        conn = raw.execution_options(isolation_level="AUTOCOMMIT")
-        conn.execute(
-            text(
-                f"CREATE INDEX {other_name} ON memory_units USING hnsw (embedding vector_cosine_ops) "
-                f"WHERE {bank_index.bank_clause(other, 'memory_units')}"
-            )
-        )
-        conn.execute(
-            text("UPDATE pg_index SET indisvalid = false WHERE indexrelid = CAST(:n AS regclass)"), {"n": other_name}
-        )
+    _index_by_hand(resources, other, valid=False)
     assert _index_state(resources, other) == (False, False)
     assert bank_index.build(resources.engine, other) is not None
     assert _index_state(resources, other) == (True, True)
