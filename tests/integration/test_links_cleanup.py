@@ -70,3 +70,43 @@ def test_a_memory_deleted_by_hand_takes_its_links_at_either_end(resources) -> No
         assert conn.execute(_LINKS, {"b": bank_id}).scalar_one() > 0  # the others keep theirs
         conn.execute(text("DELETE FROM banks WHERE id = :b"), {"b": bank_id})
         assert conn.execute(_ORPHANS).scalar_one() == 0
+
+
+def test_the_graph_walk_reads_links_from_two_indexes_alone(resources) -> None:
+    """Migration 0013: each end's index holds the other end and the weight, so a hop reads a
+    memory's links by index-only scans (no visit to the table), and the primary key still keeps a
+    link from being written twice."""
+    from tempr.store import links_repo
+    from tempr.store.recall_filters import Filters
+    from tempr.store.recall_graph import _hop_statement
+
+    bank_id = _bank(resources)
+    with resources.engine.connect() as raw:
+        raw.execution_options(isolation_level="AUTOCOMMIT").execute(text("VACUUM memory_links"))
+    with resources.engine.connect() as conn:
+        defs = {
+            r[0]: r[1]
+            for r in conn.execute(text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memory_links'"))
+        }
+        assert set(defs) == {"memory_links_pkey", "memory_links_to"}
+        assert "(from_unit_id, link_type, to_unit_id) INCLUDE (weight)" in defs["memory_links_pkey"]
+        assert "(to_unit_id, link_type, from_unit_id) INCLUDE (weight)" in defs["memory_links_to"]
+
+        ids = [r[0] for r in conn.execute(text("SELECT id::text FROM memory_units WHERE bank_id = :b"), {"b": bank_id})]
+        statement, params = _hop_statement(Filters(bank_id))
+        params = {**params, "frontier": ids[:5], "exclude": ids[:5], "visited": [], "room": 20, "per_entity": 200}
+        for knob in ("enable_seqscan", "enable_bitmapscan"):
+            conn.execute(text(f"SET LOCAL {knob} = off"))  # what an index can serve, whatever the table's size
+        plan = "\n".join(r[0] for r in conn.execute(text("EXPLAIN (COSTS OFF) " + statement.text), params))
+        assert "Index Only Scan using memory_links_pkey" in plan
+        assert "Index Only Scan using memory_links_to" in plan
+
+        some = conn.execute(
+            text(
+                "SELECT from_unit_id::text, to_unit_id::text, weight FROM memory_links "
+                "WHERE from_unit_id = ANY(CAST(:u AS uuid[])) AND link_type = 'semantic'"
+            ),
+            {"u": ids},
+        ).all()
+        assert some and links_repo.insert_links(conn, "semantic", [(a, b, w) for a, b, w in some]) == 0
+        conn.rollback()
