@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy import make_url, text
 
-from bench import banks, bulk_bank, embcache, report, synthetic
+from bench import banks, embcache, report, synthetic
 from bench.progress import bar, log
 from tempr.core.bm25_bounds import MIN_POSTINGS
 
@@ -62,8 +62,6 @@ def build(url: str, sizes: list[int], seed: int) -> Any:
 
     settings = get_settings()
     engine = make_engine(url)
-    if bulk_bank.index_exists(engine):
-        bulk_bank.drop_index(engine)  # this database only: BM25 needs no vector index
     cache = embcache.EmbeddingCache(embcache.DEFAULT_DIR, FakeEmbedder, FakeEmbedder.space)
     res = SimpleNamespace(
         engine=engine,

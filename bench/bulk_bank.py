@@ -1,26 +1,26 @@
-"""Large synthetic banks built in bulk: facts first, then the vector index, then semantic links.
+"""Large synthetic banks built in bulk: facts first, then the bank's own vector index, then semantic links.
 
-``tempr ingest`` puts every fact into the one HNSW index that all banks share and asks that
-index for the fact's neighbours, a fact at a time. Past a few hundred thousand entries that is
-150-190 facts/s on two cores (BENCHMARKS.md, "One million facts"), so a 1,000,000-fact bank
-would take about two hours to publish. The scale benchmark needs the finished bank, not the
-ingest, so this builds the same rows in another order:
+``tempr ingest`` asks an HNSW index for each new fact's neighbours, a fact at a time, inside the
+publish's one transaction; past a few hundred thousand facts that is 150-190 facts/s on two
+cores (BENCHMARKS.md, "One million facts"), so a 1,000,000-fact bank would take about two hours
+to publish. The scale benchmark needs the finished bank, not the ingest, so this builds the same
+rows in another order:
 
-1. the HNSW index is dropped (the bench database only: every bank is re-indexed in step 2);
-2. the facts are written by the product's own ``ingest_facts`` with semantic linking switched
-   off: units, entities, temporal links and BM25 statistics are exactly what ingest writes;
-3. the index is rebuilt by one ``CREATE INDEX`` (PostgreSQL builds HNSW in bulk and in parallel);
-4. each fact gets its ``semantic_link_top_k`` nearest other facts of the bank with cosine >= the
+1. the facts are written by the product's own ``ingest_facts`` with semantic linking switched
+   off: units, entities, temporal links and BM25 statistics are exactly what ingest writes (a new
+   bank's memories enter no HNSW index: ``ingest_repo.enter_ann_index``);
+2. the bank's own index is built as ingest's follow-up task builds it (``bank_index.build``,
+   ``CREATE INDEX CONCURRENTLY``, in bulk and in parallel);
+3. each fact gets its ``semantic_link_top_k`` nearest other facts of the bank with cosine >= the
    threshold, by the same HNSW query ingest uses (``LINK_EF_SEARCH``, iterative scan), on two
    connections at once.
 
-Measured here for 10k + 100k + 1M facts (2026-12-02, sharing the 2-core machine with other work):
-loading 67 min (embedding 900,000 new texts dominated), the index 7 min (1.1M vectors), the links
-3 min (10k), 7 min (100k) and about 50 min (1M). So it is not much quicker than ingest's publish on
-this machine: the link walks, one per fact, cost about what they cost inside a publish. What it
-buys is that every phase resumes where a stopped build left it (a publish is one transaction, and
-two stopped 1M publishes left nothing). A small bank links slowly inside a large index: the
-filtered walk passes through other banks' nodes (59 facts/s for the 10k bank here).
+Measured here for 10k + 100k + 1M facts (2026-12-02, sharing the 2-core machine with other work,
+one shared index then): loading 67 min (embedding 900,000 new texts dominated), the index 7 min
+(1.1M vectors), the links 3 min (10k), 7 min (100k) and about 50 min (1M). So it is not much
+quicker than ingest's publish on this machine: the link walks, one per fact, cost about what they
+cost inside a publish. What it buys is that every phase resumes where a stopped build left it (a
+publish is one transaction, and two stopped 1M publishes left nothing).
 
 Since 2026-12-06 a bank of ``IVF_MIN_FACTS`` or more is linked by ``bench.ivf_links`` instead:
 exact top k within an inverted-file partition of the bank's vectors, 10.5 minutes for the 1M bank
@@ -34,7 +34,6 @@ it and in its batch; here among every fact of the bank. The count of links per f
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -48,17 +47,11 @@ from bench import banks, embcache, ivf_links, synthetic
 from bench.progress import bar, log
 from tempr.store import bank_index, links_repo
 from tempr.store.recall_filters import set_ann_scan
-from tempr.store.schema import ANN_INDEX, ANN_INDEX_DDL, ANN_INDEX_MIN_UNITS
-
-INDEX, INDEX_DDL = ANN_INDEX, ANN_INDEX_DDL  # the migration's definition (0008), unchanged
 
 LINK_BLOCK = 1_000
 IVF_MIN_FACTS = 500_000
 """Banks this large are linked by ``bench.ivf_links`` (minutes) instead of one HNSW walk a fact
 (about 50 minutes at 1M facts here); the HNSW pass after it only fills blocks left unlinked."""
-INDEX_MEMORY = "6GB"
-"""maintenance_work_mem for the build: the graph of 1.1M 384-d vectors takes about 2.5 GB, and a
-build that outgrows it falls back to inserting one vector at a time (pgvector's notice)."""
 
 
 @dataclass
@@ -67,58 +60,8 @@ class BulkBuild:
 
     builds: dict[int, banks.BankBuild] = field(default_factory=dict)
     load_s: float = 0.0
-    index_s: float = 0.0
     link_s: dict[int, float] = field(default_factory=dict)
     links: dict[int, int] = field(default_factory=dict)
-
-
-def index_exists(engine: Any) -> bool:
-    with engine.connect() as conn:
-        return conn.execute(text("SELECT to_regclass(:i) IS NOT NULL"), {"i": INDEX}).scalar_one()
-
-
-def drop_index(engine: Any) -> None:
-    log(f"dropping {INDEX} for the bulk load (rebuilt after it)")
-    with engine.begin() as conn:
-        conn.execute(text(f"DROP INDEX IF EXISTS {INDEX}"))
-
-
-def create_index(engine: Any) -> float:
-    """Build the shared HNSW index in one statement, with a progress bar read off PostgreSQL."""
-    with engine.connect() as conn:
-        total = int(conn.execute(text("SELECT count(*) FROM memory_units")).scalar_one())
-    started = time.perf_counter()
-    done = threading.Event()
-    with bar(total, f"CREATE INDEX {INDEX}", "vector") as progress:
-        watcher = threading.Thread(target=_watch_build, args=(engine, progress, done), daemon=True)
-        watcher.start()
-        try:
-            with engine.connect() as conn:
-                conn.execute(text(f"SET maintenance_work_mem = '{INDEX_MEMORY}'"))
-                conn.execute(text("SET max_parallel_maintenance_workers = 2"))
-                conn.execute(text(INDEX_DDL))
-                conn.commit()
-        finally:
-            done.set()
-            watcher.join()
-        progress.update(max(0, total - progress.n))
-    with engine.connect() as conn:
-        conn.execute(text("ANALYZE memory_units"))
-        conn.commit()
-    return time.perf_counter() - started
-
-
-def _watch_build(engine: Any, progress: Any, done: threading.Event) -> None:
-    shown = 0
-    with engine.connect() as conn:
-        while not done.wait(2.0):
-            row = conn.execute(
-                text("SELECT tuples_done FROM pg_stat_progress_create_index WHERE relid = 'memory_units'::regclass")
-            ).first()
-            conn.rollback()
-            if row and row[0] and int(row[0]) > shown:
-                progress.update(int(row[0]) - shown)
-                shown = int(row[0])
 
 
 def link_bank(engine: Any, bank: str, settings: Any, threads: int = 2) -> tuple[float, int]:
@@ -178,9 +121,9 @@ def nearest_in_bank(
     ``LINK_EF_SEARCH``, iterative scan, no sort node), with the units read from the bank itself;
     exact, as there, for a bank too small to be in the HNSW index.
     """
-    state = bank_index.bank_search(conn, bank)
-    indexed = state.size > ANN_INDEX_MIN_UNITS
-    index = bank_index.bank_clause(bank) if state.own_index else "m.ann_indexed"  # as links_repo
+    indexed = not links_repo.exact_link_search(conn, bank)
+    own = bank_index.bank_search(conn, bank).own_index
+    index = bank_index.bank_clause(bank) if own else "m.ann_indexed"  # as links_repo
     if indexed:
         set_ann_scan(conn, max(top_k, links_repo.LINK_EF_SEARCH))
     order = "m.embedding <=> n.embedding" if indexed else "(m.embedding <=> n.embedding) + 0"
@@ -209,14 +152,10 @@ def ensure_banks(sizes: Sequence[int], res: Any, cache: embcache.EmbeddingCache,
     unlinked = res.settings.model_copy(update={"semantic_link_top_k": 0})
     missing = [n for n in sorted(sizes) if banks.unit_count(res.engine, banks.bank_id(n, seed)) < n]
     started = time.perf_counter()
-    if missing and index_exists(res.engine):
-        drop_index(res.engine)
     for n in sorted(sizes):
         out.builds[n] = banks.ensure_bank(n, res, cache, seed=seed, settings=unlinked)
     out.load_s = time.perf_counter() - started if missing else 0.0
-    if not index_exists(res.engine):
-        out.index_s = create_index(res.engine)
-        log(f"HNSW index built in {out.index_s:.0f} s")
+    out.builds = {n: banks.ensure_own_index(res, b) for n, b in out.builds.items()}  # the links walk it
     for n in sorted(sizes):
         bank = banks.bank_id(n, seed)
         if n >= IVF_MIN_FACTS and not fully_linked(res.engine, bank):
@@ -228,7 +167,6 @@ def ensure_banks(sizes: Sequence[int], res: Any, cache: embcache.EmbeddingCache,
     with res.engine.connect() as conn:
         conn.execute(text("ANALYZE memory_links"))
         conn.commit()
-    out.builds = {n: banks.ensure_own_index(res, b) for n, b in out.builds.items()}
     return out
 
 

@@ -50,7 +50,7 @@ def write_batch(
     with t("link_temporal"):
         temporal = _temporal_links(conn, bank_id, rows, had_units, s)
     with t("write_units"):
-        inserted = repo.insert_units(conn, cfg, ann_indexed=repo.enter_ann_index(conn, bank_id, len(rows)))
+        inserted = repo.insert_units(conn, cfg, ann_indexed=repo.enter_ann_index(conn, bank_id))
     report.inserted += len(inserted)
     report.skipped += len(rows) - len(inserted)
     keep = set(inserted)

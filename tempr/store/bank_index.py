@@ -23,6 +23,10 @@ The flag only ever chooses a faster plan for the same statement: with the index 
 by hand, say) the same SQL is answered by an exact scan, so a stale flag costs time, never a
 memory.
 
+Since migration 0014 no bank enters the shared index any more: until its own index is ready, a bank
+is searched exactly, whatever its size. Only banks already in the shared index then
+(``banks.shared_index``) keep entering and using it until they get their own.
+
 Cost: PostgreSQL weighs every partial index when it plans a statement on ``memory_units``, about
 5 us each (measured: 0.08 ms with one, 0.60 ms with a hundred more). Past a few hundred large
 banks, partition by bank instead (docs/deploy.md, section 7).
@@ -59,12 +63,21 @@ class BankSearch:
 
     size: int
     own_index: bool
+    shared_index: bool = False
+    """The bank's memories are in the shared HNSW index (written before migration 0014)."""
+
+    @property
+    def exact(self) -> bool:
+        """Whether no HNSW index holds the bank's memories, so a search must score every one."""
+        return not self.own_index and not self.shared_index
 
 
 def bank_search(conn: Connection, bank_id: str) -> BankSearch:
-    """The bank's memory count (0 for an unknown bank) and whether its own index is ready."""
-    row = conn.execute(text("SELECT unit_count, own_index FROM banks WHERE id = :b"), {"b": bank_id}).first()
-    return BankSearch(int(row[0]), bool(row[1])) if row else BankSearch(0, False)
+    """The bank's memory count (0 for an unknown bank) and which HNSW index holds its memories."""
+    row = conn.execute(
+        text("SELECT unit_count, own_index, shared_index FROM banks WHERE id = :b"), {"b": bank_id}
+    ).first()
+    return BankSearch(int(row[0]), bool(row[1]), bool(row[2])) if row else BankSearch(0, False)
 
 
 def index_name(bank_id: str) -> str:

@@ -17,7 +17,6 @@ from sqlalchemy import Connection, text
 from config.errors import ValidationError
 from tempr.providers.embedder import spaces
 from tempr.store.bank_index import adopt, bank_search
-from tempr.store.schema import ANN_INDEX_MIN_UNITS
 
 _NS = uuid.UUID("6f1e3b1c-5d0a-4c53-9a53-7e6d1f0b2a10")
 
@@ -265,26 +264,19 @@ def insert_units(conn: Connection, text_config: str, *, ann_indexed: bool) -> li
     return [r[0] for r in rows]
 
 
-def enter_ann_index(conn: Connection, bank_id: str, adding: int) -> bool:
-    """Whether a batch of ``adding`` rows goes into the shared HNSW index (call under ``lock_bank``).
+def enter_ann_index(conn: Connection, bank_id: str) -> bool:
+    """Whether new rows go into the shared HNSW index (call under ``lock_bank``): only for a bank
+    whose memories are all there already (written before migration 0014) and that has no index of
+    its own yet, so that ``AND m.ann_indexed`` still sees the whole bank.
 
-    Never for a bank with its own index (``bank_index``): that index takes each new row of the
-    bank by its predicate, and every search of such a bank goes through it.
-
-    Yes once the bank will hold more than ``ANN_INDEX_MIN_UNITS`` memories; the batch that takes
-    it past that puts the bank's earlier memories in too (one UPDATE, once per bank), so every
-    memory of an indexed bank is in the index and ``AND m.ann_indexed`` loses none of them.
-    (Counting skipped duplicates in ``adding`` can only admit a bank early, which is harmless.)
+    Every other bank stays out of it: a small one is searched exactly, and a large one gets an index
+    of its own (``bank_index``), searched exactly until it is ready. Putting a bank in the shared
+    index as it crossed 5,000 memories cost that write an HNSW insert per memory it held (2.9-7.8 s
+    at 5,100 memories beside the 100k bench bank), for entries its own index made dead weight
+    seconds later (BENCHMARKS.md, "No bank enters the shared index").
     """
     state = bank_search(conn, bank_id)
-    size = state.size
-    if state.own_index or size + adding <= ANN_INDEX_MIN_UNITS:
-        return False
-    if size <= ANN_INDEX_MIN_UNITS:
-        conn.execute(
-            text("UPDATE memory_units SET ann_indexed = true WHERE bank_id = :b AND NOT ann_indexed"), {"b": bank_id}
-        )
-    return True
+    return state.shared_index and not state.own_index
 
 
 def bank_has_units(conn: Connection, bank_id: str) -> bool:

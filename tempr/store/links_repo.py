@@ -19,7 +19,7 @@ from sqlalchemy import Connection, text
 
 from tempr.store.bank_index import bank_clause, bank_search
 from tempr.store.recall_filters import set_ann_scan
-from tempr.store.recall_repo import bank_size, vectors_from_send
+from tempr.store.recall_repo import vectors_from_send
 from tempr.store.schema import ANN_INDEX_MIN_UNITS
 
 Candidates = dict[str, list[tuple[float, str, float]]]
@@ -61,8 +61,10 @@ LINK_EF_SEARCH = 64
 
 def exact_link_search(conn: Connection, bank_id: str) -> bool:
     """Whether new facts are linked to the bank's memories by an exact search (``bank_vector_pages`` and
-    one matrix product per page) rather than the HNSW index (``existing_semantic_candidates``)."""
-    return bank_size(conn, bank_id) <= LINK_EXACT_MAX_UNITS
+    one matrix product per page) rather than an HNSW index (``existing_semantic_candidates``): for a
+    small bank, and for one that no HNSW index holds yet (its own is being built)."""
+    state = bank_search(conn, bank_id)
+    return state.exact or (not state.own_index and state.size <= LINK_EXACT_MAX_UNITS)
 
 
 def bank_vector_pages(conn: Connection, bank_id: str, page: int = 128) -> Iterator[tuple[list[str], Any]]:
@@ -79,10 +81,10 @@ def bank_vector_pages(conn: Connection, bank_id: str, page: int = 128) -> Iterat
 
 def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: float, top_k: int) -> Candidates:
     """For each staged unit, its k nearest units already in a large bank (cosine >= threshold), in one
-    query through the bank's own HNSW index when it has one (``bank_index``), else the shared index
-    with the iterative scan so that other banks' vectors in it do not starve the walk. A bank small
-    enough for an exact search is not asked here
-    (``exact_link_search``): its vectors are read once and compared in memory.
+    query through the bank's own HNSW index when it has one (``bank_index``), else (a bank written
+    before migration 0014) the shared index with the iterative scan so that other banks' vectors in
+    it do not starve the walk. A bank searched exactly is not asked here (``exact_link_search``):
+    its vectors are read once and compared in memory.
 
     Run before the batch is inserted, so the bank holds only earlier facts; links among the
     batch itself are computed in memory (``tempr.ingest.links``).

@@ -108,17 +108,18 @@ def _nearest(
     filters (and ``where``), returned as ``id, <out>`` in exact distance order (ties by id).
 
     A bank with its own HNSW index (``bank_index``) is searched through it, its id written into
-    the statement so the planner can match the index's predicate. Otherwise a bank of at most
-    ``EXACT_SEARCH_MAX_UNITS`` memories is searched exactly: its memories through the bank
+    the statement so the planner can match the index's predicate. A bank that no HNSW index
+    holds (a small one, or a large one whose own index is still being built), and any bank of at
+    most ``EXACT_SEARCH_MAX_UNITS`` memories, is searched exactly: its memories through the bank
     indexes, every distance computed (``+ 0`` keeps the planner off the HNSW index). A larger
-    one, whose memories are all in the shared partial HNSW index (``ann_indexed``, migration
-    0008), lets the planner choose: the HNSW index with an
+    bank written before migration 0014, whose memories are all in the shared partial HNSW index
+    (``ann_indexed``, migration 0008), lets the planner choose: the HNSW index with an
     iterative scan (a loose filter) or the bank/type/tag indexes plus an exact sort (a selective
     filter). The outer ORDER BY puts relaxed_order's rows back in exact order.
     ``columns`` adds inner columns the outer ``out`` may read as ``s.<name>``."""
     clause, bound = where_clause(filters, types=types)
     state = bank_search(conn, filters.bank_id)
-    exact = not state.own_index and state.size <= EXACT_SEARCH_MAX_UNITS
+    exact = state.exact or (not state.own_index and state.size <= EXACT_SEARCH_MAX_UNITS)
     if not exact:
         set_ann_scan(conn, limit)
     order = "(m.embedding <=> CAST(:q AS vector)) + 0" if exact else "m.embedding <=> CAST(:q AS vector)"

@@ -15,8 +15,8 @@ LINK_TYPES = ("semantic", "temporal", "causal")
 
 ANN_INDEX = "memory_units_embedding_hnsw"
 ANN_INDEX_DDL = f"CREATE INDEX {ANN_INDEX} ON memory_units USING hnsw (embedding vector_cosine_ops) WHERE ann_indexed"
-"""The shared HNSW index as migration 0008 defines it (``bench.bulk_bank`` drops and rebuilds it)."""
+"""The shared HNSW index as migration 0008 defines it: since 0014 only banks written before then use it."""
 ANN_INDEX_MIN_UNITS = 5_000
-"""A bank's memories are in the HNSW index (``ann_indexed``) once the bank holds more than this
-many. Smaller banks are searched exactly by recall and by ingest's link k-NN, so their index
-entries were never read, yet cost about 0.9 ms each to insert (migration 0008)."""
+"""Past this many memories a bank gets an HNSW index of its own (``bank_index``), and ingest's link
+k-NN goes through it; smaller banks are searched exactly by recall and by that k-NN. (Before
+migration 0014 a bank this large entered the shared index, ``ann_indexed``, instead.)"""

@@ -28,7 +28,7 @@ THRESHOLD = 25
 @pytest.fixture()
 def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bank_index, "OWN_INDEX_MIN_UNITS", THRESHOLD)
-    monkeypatch.setattr(ingest_repo, "ANN_INDEX_MIN_UNITS", THRESHOLD)
+    monkeypatch.setattr(links_repo, "LINK_EXACT_MAX_UNITS", THRESHOLD)
 
 
 def _deps(resources: Any) -> IngestDeps:
@@ -90,26 +90,8 @@ def _plan_of_search(resources: Any, bank_id: str, query: list[float], limit: int
     return hits, plan
 
 
-def test_a_large_bank_is_searched_through_its_own_index(resources, small_threshold) -> None:
-    bank_id = _bank(resources, 30)  # past the threshold: in the shared index, as before
-    assert _flags(resources, bank_id) == {True: 30}
-    with resources.engine.connect() as conn:
-        assert bank_index.wants_index(conn, bank_id)
-    assert _index_state(resources, bank_id) is None
-
-    seconds = bank_index.build(resources.engine, bank_id)
-    assert seconds is not None and seconds >= 0
-    assert _index_state(resources, bank_id) == (True, True)
-    assert bank_index.build(resources.engine, bank_id) is None  # built: nothing to do
-
-    ingest_facts(bank_id, _facts(30, 40), _deps(resources))  # new memories skip the shared index
-    assert _flags(resources, bank_id) == {True: 30, False: 10}
-
-    query = resources.embedder.embed(["which item is violet on shelf 4"])[0].tolist()
-    hits, plan = _plan_of_search(resources, bank_id, query, 40)
-    assert bank_index.index_name(bank_id) in plan and "memory_units_embedding_hnsw" not in plan
-    assert len(hits) == 40  # every memory, those outside the shared index included
-
+def _exact_top(resources: Any, bank_id: str, query: list[float], k: int) -> list[str]:
+    """The bank's ``k`` memories nearest ``query`` by brute force (ties by id)."""
     with resources.engine.connect() as conn:
         rows = conn.execute(
             text("SELECT id::text, vector_send(embedding) FROM memory_units WHERE bank_id = :b"), {"b": bank_id}
@@ -117,17 +99,58 @@ def test_a_large_bank_is_searched_through_its_own_index(resources, small_thresho
     vectors = recall_repo.vectors_from_send([r[1] for r in rows]).astype(np.float64)
     q = np.asarray(query)
     cosine = vectors @ q / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(q))
-    exact = [rows[j][0] for j in np.argsort(-cosine, kind="stable")[:10]]
-    assert [h.id for h in hits[:10]] == exact  # a 40-node graph walked with ef >= 40 is exact
+    return [rows[j][0] for j in sorted(range(len(rows)), key=lambda j: (-round(cosine[j], 9), rows[j][0]))[:k]]
 
 
-def test_links_of_a_bank_with_its_own_index_come_through_it(resources, small_threshold, monkeypatch) -> None:
+def test_a_large_bank_is_searched_through_its_own_index(resources, small_threshold) -> None:
+    bank_id = _bank(resources, 30)  # past the threshold: no HNSW index holds it yet
+    assert _flags(resources, bank_id) == {False: 30}  # never in the shared index (migration 0014)
+    with resources.engine.connect() as conn:
+        assert bank_index.wants_index(conn, bank_id)
+        assert links_repo.exact_link_search(conn, bank_id)  # until its own index is ready
+    assert _index_state(resources, bank_id) is None
+    query = resources.embedder.embed(["which item is violet on shelf 4"])[0].tolist()
+    hits, plan = _plan_of_search(resources, bank_id, query, 30)
+    assert "hnsw" not in plan.lower()  # searched exactly meanwhile: every memory, none missed
+    assert [h.id for h in hits[:10]] == _exact_top(resources, bank_id, query, 10) and len(hits) == 30
+
+    seconds = bank_index.build(resources.engine, bank_id)
+    assert seconds is not None and seconds >= 0
+    assert _index_state(resources, bank_id) == (True, True)
+    assert bank_index.build(resources.engine, bank_id) is None  # built: nothing to do
+
+    ingest_facts(bank_id, _facts(30, 40), _deps(resources))  # new memories go into its own index only
+    assert _flags(resources, bank_id) == {False: 40}
+
+    hits, plan = _plan_of_search(resources, bank_id, query, 40)
+    assert bank_index.index_name(bank_id) in plan and "memory_units_embedding_hnsw" not in plan
+    assert len(hits) == 40  # every memory, those written after the build included
+    assert [h.id for h in hits[:10]] == _exact_top(resources, bank_id, query, 10)  # ef >= 40 over 40 nodes
+
+
+def test_a_bank_in_the_shared_index_keeps_it_until_it_has_its_own(resources, small_threshold) -> None:
+    """A bank written before migration 0014 (its memories in the shared index, ``shared_index``)
+    keeps entering and searching the shared index; once its own is ready, new memories skip it."""
+    bank_id = _bank(resources, 30)
+    with resources.engine.begin() as conn:  # as 0014 finds a bank that entered the shared index before it
+        conn.execute(text("UPDATE memory_units SET ann_indexed = true WHERE bank_id = :b"), {"b": bank_id})
+        conn.execute(text("UPDATE banks SET shared_index = true WHERE id = :b"), {"b": bank_id})
+        assert not links_repo.exact_link_search(conn, bank_id)
+    ingest_facts(bank_id, _facts(30, 35), _deps(resources))
+    assert _flags(resources, bank_id) == {True: 35}
+    bank_index.build(resources.engine, bank_id)
+    ingest_facts(bank_id, _facts(35, 40), _deps(resources))
+    assert _flags(resources, bank_id) == {True: 35, False: 5}
+    hits, plan = _plan_of_search(resources, bank_id, resources.embedder.embed(["a blue item"])[0].tolist(), 40)
+    assert bank_index.index_name(bank_id) in plan and len(hits) == 40
+
+
+def test_links_of_a_bank_with_its_own_index_come_through_it(resources, small_threshold) -> None:
     """Ingest's link k-NN of a large bank reads the bank's own index, and finds the memories
-    that never entered the shared one."""
+    written after it was built."""
     bank_id = _bank(resources, 30)
     bank_index.build(resources.engine, bank_id)
-    ingest_facts(bank_id, _facts(30, 40), _deps(resources))  # outside the shared index
-    monkeypatch.setattr(links_repo, "LINK_EXACT_MAX_UNITS", 10)  # the HNSW path, not the exact one
+    ingest_facts(bank_id, _facts(30, 40), _deps(resources))  # written after the build
     new, _ = _prepared(resources, bank_id, _facts(40, 50))
     seen: list[Any] = []
     with resources.engine.connect() as conn:
@@ -144,13 +167,14 @@ def test_links_of_a_bank_with_its_own_index_come_through_it(resources, small_thr
     assert bank_index.index_name(bank_id) in plan
     reached = {other for hits in found.values() for _, other, _ in hits}
     with resources.engine.connect() as conn:
-        outside = {
+        later = {
             r[0]
             for r in conn.execute(
-                text("SELECT id::text FROM memory_units WHERE bank_id = :b AND NOT ann_indexed"), {"b": bank_id}
+                text("SELECT id::text FROM memory_units WHERE bank_id = :b AND fact_id = ANY(:f)"),
+                {"b": bank_id, "f": [f"f{i}" for i in range(30, 40)]},
             )
         }
-    assert len(outside) == 10 and reached & outside  # the memories outside the shared index are found
+    assert len(later) == 10 and reached & later  # the memories written after the build are found
     assert all(len(hits) == 10 for hits in found.values())
 
 

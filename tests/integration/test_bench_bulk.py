@@ -1,10 +1,10 @@
 """The scale benchmark's bulk bank builder writes what ingest writes, with exact semantic links.
 
-``bench.bulk_bank`` drops the shared HNSW index, loads the facts with ingest's own code minus
-semantic linking, rebuilds the index and then links every fact to its nearest neighbours. Against
+``bench.bulk_bank`` loads the facts with ingest's own code minus semantic linking, builds the
+bank's own HNSW index and then links every fact to its nearest neighbours through it. Against
 the real PostgreSQL: the units, entities and temporal links equal a bank built by ingest from the
-same facts, the semantic links equal a brute-force top-k over the bank, the index is back, and a
-second call does nothing.
+same facts, the semantic links equal a brute-force top-k over the bank, and a second call does
+nothing. The own-index threshold is lowered so that the 300-fact bank gets one.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 from bench import banks, bulk_bank, embcache, ivf_links
 from tempr.providers.embedder.fake import FakeEmbedder
+from tempr.store import bank_index, links_repo
 
 pytestmark = pytest.mark.integration
 
@@ -65,6 +66,8 @@ def _brute_force(vec: dict[str, np.ndarray], threshold: float, top_k: int) -> di
 def test_bulk_bank_writes_what_ingest_writes(resources, tmp_path, monkeypatch, linker) -> None:
     """``ivf``: the bulk linker of large banks (``bench.ivf_links``), used here for a small one."""
     calls: list[str] = []
+    monkeypatch.setattr(bank_index, "OWN_INDEX_MIN_UNITS", 100)
+    monkeypatch.setattr(links_repo, "LINK_EXACT_MAX_UNITS", 100)
     if linker == "ivf":
         monkeypatch.setattr(bulk_bank, "IVF_MIN_FACTS", 0)
         real = ivf_links.link_bank
@@ -77,8 +80,9 @@ def test_bulk_bank_writes_what_ingest_writes(resources, tmp_path, monkeypatch, l
     bulk = banks.bank_id(N, seed)
     try:
         built = bulk_bank.ensure_banks([N], resources, cache, seed)
-        assert built.builds[N].inserted == N and built.index_s > 0 and built.links[N] > 0
-        assert bulk_bank.index_exists(engine)
+        assert built.builds[N].inserted == N and built.builds[N].own_index_s > 0 and built.links[N] > 0
+        with engine.connect() as conn:
+            assert bank_index.bank_search(conn, bulk).own_index and not links_repo.exact_link_search(conn, bulk)
 
         plain = f"{bulk}-ingest"
         banks.ensure_bank(N, resources, cache, seed=seed, bank=plain)
@@ -103,10 +107,9 @@ def test_bulk_bank_writes_what_ingest_writes(resources, tmp_path, monkeypatch, l
         assert len(same) >= 0.97 * N, [(u, linked[u], exact[u]) for u in vec if linked[u] != exact[u]][:5]
 
         again = bulk_bank.ensure_banks([N], resources, cache, seed)
-        assert again.builds[N].inserted == 0 and again.index_s == 0 and again.links[N] == 0
+        assert again.builds[N].inserted == 0 and again.builds[N].own_index_s == 0 and again.links[N] == 0
         assert calls == ([bulk] if linker == "ivf" else [])  # once: the rerun found every block linked
     finally:
-        if not bulk_bank.index_exists(engine):
-            bulk_bank.create_index(engine)
         for bank in (bulk, f"{bulk}-ingest"):
             banks.delete_bank(engine, bank)
+        bank_index.drop_orphans(engine)

@@ -168,13 +168,15 @@ def test_link_queries_match_brute_force_in_one_publish_transaction(resources, ba
 
     deps, s = _deps(resources), resources.settings
     k, window = s.temporal_link_top_k, s.temporal_link_window_hours
-    monkeypatch.setattr(ingest_repo, "ANN_INDEX_MIN_UNITS", 10)  # the 60 memories go into the HNSW index
     with resources.engine.connect() as conn:
         tx = conn.begin()
         try:
             report = IngestReport(bank_id, received=60)
             old, names = prepare_rows(bank_id, facts("a", 60), deps, report, None)
             write_batch(conn, bank_id, old, names, [], s, report, space=deps.embedder.space)
+            # the 60 memories in the shared HNSW index, as a bank written before migration 0014
+            conn.execute(text("UPDATE memory_units SET ann_indexed = true WHERE bank_id = :b"), {"b": bank_id})
+            conn.execute(text("UPDATE banks SET shared_index = true WHERE id = :b"), {"b": bank_id})
             new, _ = prepare_rows(bank_id, facts("b", 30), deps, report, None)
             ingest_repo.stage_batch(conn, new)
             temporal = links_repo.existing_temporal_candidates(conn, bank_id, window_hours=window, top_k=k)
@@ -211,13 +213,12 @@ def test_link_queries_match_brute_force_in_one_publish_transaction(resources, ba
     assert sum(found) / len(found) >= 0.9, found
 
 
-def test_a_bank_enters_the_hnsw_index_whole_when_it_outgrows_exact_search(resources, bank_id, monkeypatch) -> None:
-    """Small banks stay out of the shared HNSW index; the import that takes a bank past the
-    threshold puts its earlier memories in too, so the index path sees the whole bank."""
-    from tempr.store import ingest_repo, recall_repo
+def test_a_bank_that_outgrows_exact_search_stays_out_of_the_shared_index(resources, bank_id, monkeypatch) -> None:
+    """No write puts a bank into the shared HNSW index (migration 0014): a bank past the size that
+    would have sent it there is searched exactly until its own index is ready, every memory found."""
+    from tempr.store import recall_repo
     from tempr.store.recall_filters import Filters
 
-    monkeypatch.setattr(ingest_repo, "ANN_INDEX_MIN_UNITS", 25)
     deps = _deps(resources)
 
     def facts(lo: int, hi: int) -> list:
@@ -231,13 +232,10 @@ def test_a_bank_enters_the_hnsw_index_whole_when_it_outgrows_exact_search(resour
             return {bool(r[0]): int(r[1]) for r in conn.execute(text(sql), {"b": bank_id})}
 
     ingest_facts(bank_id, facts(0, 20), deps)
-    assert flags() == {False: 20}
-    ingest_facts(bank_id, facts(20, 30), deps)  # 30 > 25: the bank enters whole
-    assert flags() == {True: 30}
-    ingest_facts(bank_id, facts(30, 35), deps)
-    assert flags() == {True: 35}
+    ingest_facts(bank_id, facts(20, 35), deps)
+    assert flags() == {False: 35}
 
-    monkeypatch.setattr(recall_repo, "EXACT_SEARCH_MAX_UNITS", 10)  # recall takes the index path
+    monkeypatch.setattr(recall_repo, "EXACT_SEARCH_MAX_UNITS", 10)  # a "large" bank, without its own index
     query = resources.embedder.embed(["the colour of an item"])[0].tolist()
     seen: list = []
 
@@ -248,10 +246,8 @@ def test_a_bank_enters_the_hnsw_index_whole_when_it_outgrows_exact_search(resour
             return conn.execute(stmt, params)
 
     with resources.engine.connect() as conn:
-        for knob in ("enable_sort", "enable_bitmapscan", "enable_seqscan"):
-            conn.execute(text(f"SET LOCAL {knob} = off"))  # the index, not the bank's rows plus a sort
         hits = recall_repo.semantic_search(Spy(), query, Filters(bank_id), 35)
         stmt, params = seen[-1]
         plan = " ".join(r[0] for r in conn.execute(text("EXPLAIN (COSTS OFF) " + stmt.text), params))
-    assert len(hits) == 35  # every memory of the bank, through the partial index
-    assert "memory_units_embedding_hnsw" in plan
+    assert len(hits) == 35  # every memory of the bank
+    assert "hnsw" not in plan.lower()  # scored exactly: no index holds the bank yet

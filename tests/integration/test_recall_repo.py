@@ -185,7 +185,8 @@ def test_empty_and_unknown_banks_return_nothing(resources) -> None:
 
 # --- semantic: HNSW, iterative scan, a small bank in a big table ----------------------------
 
-# In the HNSW index (``ann_indexed``) like a big bank's memories: the tests below take its path.
+# In the shared HNSW index (``ann_indexed``) like a big bank's memories written before migration 0014
+# (the bank flagged ``shared_index``): the tests below take its path.
 _INSERT_RANDOM = text("""
     INSERT INTO memory_units (id, bank_id, fact_id, text, fact_type, embedding, tags, search_vector, doc_len,
                               ann_indexed)
@@ -194,7 +195,7 @@ _INSERT_RANDOM = text("""
 
 
 def _random_units(conn, bank: str, vectors: np.ndarray, rare_every: int = 0) -> list[str]:
-    conn.execute(text("INSERT INTO banks (id) VALUES (:b)"), {"b": bank})
+    conn.execute(text("INSERT INTO banks (id, shared_index) VALUES (:b, true)"), {"b": bank})
     rows = [
         {
             "id": str(uuid.uuid4()),
