@@ -26,7 +26,7 @@ from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, validate_fact
 from tempr.ingest.reports import with_elapsed
 from tempr.providers.embedder import spaces
-from tempr.store import bank_index, import_repo, ingest_repo
+from tempr.store import bank_index, import_repo, ingest_repo, links_repo
 from tempr.store.banks_repo import bank_space
 
 if TYPE_CHECKING:  # the staging and publish halves import these when they run: validating needs none
@@ -214,6 +214,12 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
 
     Idempotent: publishing a published import returns its report. Needs no model: a worker
     process that has staged nothing yet publishes without loading the embedder or spaCy.
+
+    Into an empty bank that the import takes past 5,000 memories it publishes in bulk
+    (``bank_index.publishes_in_bulk``): the blocks are written without semantic links and without
+    any HNSW index, then every memory is linked in one pass through a temporary index
+    (``links_repo.bulk_semantic_links``), still inside the one transaction; the bank's own index
+    is built after the commit (``index_follows``), and until it is ready the bank is searched exactly.
     """
     from tempr.ingest.pipeline import IngestReport
     from tempr.ingest.write import row_chunks, write_batch
@@ -233,10 +239,18 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
             )
         import_repo.touch(conn, import_id, "publishing")
         report = IngestReport(job["bank_id"], received=job["total"])
+        s = deps.settings
+        bulk = bank_index.publishes_in_bulk(bank_index.bank_search(conn, job["bank_id"]), job["total"])
+        per_block = s.model_copy(update={"semantic_link_top_k": 0}) if bulk else s  # linked once, below
         for rows in import_repo.staged_blocks(conn, import_id, block):
             names = {str(r["id"]): list(r.pop("entity_names")) for r in rows}
             chunks = row_chunks(rows)
-            write_batch(conn, job["bank_id"], rows, names, chunks, deps.settings, report, space=_space(job))
+            write_batch(conn, job["bank_id"], rows, names, chunks, per_block, report, space=_space(job))
+        if bulk:
+            with report.timed("link_semantic"):
+                report.links["semantic"] = links_repo.bulk_semantic_links(
+                    conn, job["bank_id"], threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k
+                )
         with report.timed("write_links"):
             report.links["causal"] = import_repo.add_staged_causal_links(conn, import_id)
         report.skipped = report.received - report.inserted  # already in the bank, or won by another writer
@@ -268,7 +282,7 @@ def ingest_file(
     started = time.perf_counter()
     plan = validate_file(path, bank_id, deps.engine)
     import_id = new_import(plan, chunk_facts, deps.engine, deps.embedder.space)
-    bank_index.build(deps.engine, bank_id, adding=plan.total)  # its publish writes into it (seconds)
+    bank_index.build(deps.engine, bank_id, adding=plan.total)  # its publish writes into it (seconds), unless in bulk
     done = 0
     try:
         for number, items in enumerate(iter_chunks(plan, chunk_facts)):

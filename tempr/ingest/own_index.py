@@ -41,12 +41,13 @@ def index_follows(engine: Engine, app: Celery, bank_id: str) -> bool:
 
 def index_ahead(engine: Engine, app: Celery, bank_id: str, adding: int) -> bool:
     """Before a large import is staged: queue the build of the bank's index if the import will take
-    the bank past the threshold, so that its publish (minutes later) writes into the bank's own
-    graph (``bank_index.adopt``). Best effort, as ``index_follows``: if it is not ready in time, the
-    publish takes the shared index and the build after it finishes the job."""
+    a bank that holds memories past the threshold, so that its publish (minutes later) writes into
+    the bank's own graph (``bank_index.adopt``); an import into an empty bank is published in bulk
+    instead (``bank_index.publishes_in_bulk``). Best effort, as ``index_follows``: if it is not ready
+    in time, the publish searches the bank exactly and the build after it finishes the job."""
     try:
         with engine.connect() as conn:
-            if not bank_index.wants_index(conn, bank_id, adding):
+            if not bank_index.wants_index_ahead(conn, bank_id, adding):
                 return False
         app.send_task(INDEX_TASK, args=(bank_id,), kwargs={"adding": adding})
     except Exception:

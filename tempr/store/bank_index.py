@@ -50,9 +50,14 @@ OWN_INDEX_MIN_UNITS = ANN_INDEX_MIN_UNITS
 """A bank gets its own index once it holds more than this many memories: the size past which
 recall and link search stop scanning a bank exactly (``links_repo.LINK_EXACT_MAX_UNITS``)."""
 
-BUILD_MEMORY = "1GB"
-"""``maintenance_work_mem`` for a build: the graph of 100,000 384-d vectors needs about 250 MB; a
-build that outgrows it falls back to inserting one vector at a time (much slower)."""
+
+def build_memory(vectors: int) -> str:
+    """``maintenance_work_mem`` for an HNSW build over ``vectors`` 384-d vectors: the graph takes
+    about 2.5 KB a vector (250 MB at 100,000, 2.5 GB at 1.1M), and a build that outgrows it falls
+    back to inserting one vector at a time (pgvector's notice; much slower). 3 KB a vector, at
+    least 1 GB, at most 8 GB."""
+    return f"{min(8192, max(1024, -(-vectors * 3 // 1024)))}MB"
+
 
 _PREFIX = "memory_units_hnsw_"
 
@@ -101,6 +106,22 @@ def wants_index(conn: Connection, bank_id: str, adding: int = 0) -> bool:
     return state.size + adding > OWN_INDEX_MIN_UNITS and not state.own_index
 
 
+def publishes_in_bulk(state: BankSearch, adding: int) -> bool:
+    """Whether an import of ``adding`` facts into this bank is published in bulk: the bank holds no
+    memory yet and the import takes it past the threshold. Its memories are then written without
+    any HNSW index, linked through a temporary one (``links_repo.bulk_semantic_links``), and the
+    bank's own index is built once they are published: building an index in one go costs about a
+    ninth of inserting its vectors one by one (100,000 facts: 26 against 226 s, BENCHMARKS.md,
+    "A large import into a new bank, in bulk")."""
+    return state.size == 0 and not state.own_index and adding > OWN_INDEX_MIN_UNITS
+
+
+def wants_index_ahead(conn: Connection, bank_id: str, adding: int) -> bool:
+    """Whether to build the bank's index before an import of ``adding`` facts publishes: it takes a
+    bank that holds memories past the threshold (an import into an empty bank goes in bulk)."""
+    return wants_index(conn, bank_id, adding) and not publishes_in_bulk(bank_search(conn, bank_id), adding)
+
+
 def adopt(conn: Connection, bank_id: str) -> None:
     """Mark the bank as searched through its own index if one is ready (call under the bank's lock).
 
@@ -117,8 +138,9 @@ def build(engine: Engine, bank_id: str, *, adding: int = 0) -> float | None:
     nothing was to do (small bank, already built, deleted, or another process is building it).
 
     ``adding``: an import of that many facts is about to be published, so build ahead of it if it
-    will take the bank past the threshold; the bank may not exist yet (its publish adopts the
-    index: ``adopt``). Idempotent and safe to run twice at once: a session advisory lock keeps a
+    will take a bank that holds memories past the threshold (``wants_index_ahead``: into an empty
+    bank it is published in bulk, and the index follows it); the publish adopts the index
+    (``adopt``). Idempotent and safe to run twice at once: a session advisory lock keeps a
     second builder out, an index a crashed build left INVALID is dropped and built again, and the
     flag is set only after PostgreSQL reports the index valid."""
     name = index_name(bank_id)
@@ -128,12 +150,12 @@ def build(engine: Engine, bank_id: str, *, adding: int = 0) -> float | None:
         if not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar():
             return None
         try:
-            if not wants_index(conn, bank_id, adding):
+            if not (wants_index_ahead(conn, bank_id, adding) if adding else wants_index(conn, bank_id)):
                 return None
             started = time.perf_counter()
             if _index_valid(conn, name) is False:  # a build that died half-way
                 conn.execute(text(f"DROP INDEX CONCURRENTLY IF EXISTS {name}"))
-            conn.execute(text(f"SET maintenance_work_mem = '{BUILD_MEMORY}'"))
+            conn.execute(text(f"SET maintenance_work_mem = '{build_memory(bank_search(conn, bank_id).size + adding)}'"))
             conn.execute(
                 text(
                     f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON memory_units "

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import heapq
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, text
 
-from tempr.store.bank_index import bank_clause, bank_search
+from tempr.store.bank_index import bank_clause, bank_search, build_memory
 from tempr.store.recall_filters import set_ann_scan
 from tempr.store.recall_repo import vectors_from_send
-from tempr.store.schema import ANN_INDEX_MIN_UNITS
+from tempr.store.schema import ANN_INDEX_MIN_UNITS, EMBEDDING_DIM
 
 Candidates = dict[str, list[tuple[float, str, float]]]
 
@@ -50,7 +50,7 @@ memory: 4,750 in 45-60 ms) and compared in one matrix product (``tempr.ingest.li
 The HNSW walk costs about 0.3 ms a new fact whatever the size, so a small batch into a large bank
 is cheaper through the index. (A k-NN query per fact, the exact path before, cost about 0.2 us per
 memory per fact: 2,000 facts into a 6,000-memory bank took 5.8 s.) The same number decides which
-banks' memories the index holds, so the index path always finds the whole bank there."""
+banks get an index of their own (``bank_index``); until theirs is ready they are searched exactly."""
 
 
 LINK_EF_SEARCH = 64
@@ -111,6 +111,65 @@ def existing_semantic_candidates(conn: Connection, bank_id: str, *, threshold: f
     for unit, other, dist in rows:
         out.setdefault(unit, []).append((float(dist), other, min(1.0, 1.0 - float(dist))))
     return out
+
+
+BULK_PAGE = 2_000
+"""Memories linked per statement of ``bulk_semantic_links``."""
+
+
+def bulk_semantic_links(
+    conn: Connection, bank_id: str, *, threshold: float, top_k: int, progress: Callable[[int], None] | None = None
+) -> int:
+    """Each memory of the bank gets its ``top_k`` nearest other memories of the bank (cosine >=
+    threshold) as semantic links: for a bank whose memories this transaction wrote without any HNSW
+    index (a bulk publish, ``bank_index.publishes_in_bulk``). Returns the links written.
+
+    The bank's vectors are copied into a temporary table and given an HNSW index in one build (a
+    temporary table is this session's alone: no other bank's writes wait for it), then walked once per
+    memory with ``LINK_EF_SEARCH``, ``BULK_PAGE`` memories a statement in id order. The table and
+    its index go at commit. Each memory links among every memory of the import, where a publish block
+    by block links a memory among those written before it and in its block; the count per memory
+    (at most ``top_k``) is the same."""
+    if top_k <= 0:
+        return 0
+    conn.execute(text("DROP TABLE IF EXISTS bulk_vectors"))
+    conn.execute(
+        text(f"CREATE TEMP TABLE bulk_vectors (id uuid PRIMARY KEY, embedding vector({EMBEDDING_DIM})) ON COMMIT DROP")
+    )
+    conn.execute(
+        text("INSERT INTO bulk_vectors SELECT id, embedding FROM memory_units WHERE bank_id = :b"), {"b": bank_id}
+    )
+    size = bank_search(conn, bank_id).size
+    conn.execute(text(f"SET LOCAL maintenance_work_mem = '{build_memory(size)}'"))
+    conn.execute(text("CREATE INDEX ON bulk_vectors USING hnsw (embedding vector_cosine_ops)"))
+    set_ann_scan(conn, max(top_k + 1, LINK_EF_SEARCH))
+    nearest = text("""
+        SELECT n.id::text, nb.id::text, nb.dist
+        FROM bulk_vectors n
+        CROSS JOIN LATERAL (
+            SELECT m.id, m.embedding <=> n.embedding AS dist FROM bulk_vectors m
+            ORDER BY m.embedding <=> n.embedding
+            LIMIT :k
+        ) nb
+        WHERE n.id = ANY(CAST(:ids AS uuid[])) AND nb.id <> n.id AND nb.dist <= 1.0 - :threshold""")
+    next_page = text("SELECT id::text FROM bulk_vectors WHERE id > CAST(:after AS uuid) ORDER BY id LIMIT :n")
+    after, written = "00000000-0000-0000-0000-000000000000", 0
+    with sorting_off(conn):
+        while ids := [r[0] for r in conn.execute(next_page, {"after": after, "n": BULK_PAGE})]:
+            rows = conn.execute(nearest, {"ids": ids, "k": top_k + 1, "threshold": threshold}).all()
+            near: dict[str, list[tuple[float, str]]] = {}
+            for unit, other, dist in rows:
+                near.setdefault(unit, []).append((float(dist), other))
+            found = [
+                (unit, other, min(1.0, 1.0 - dist))
+                for unit, cands in near.items()
+                for dist, other in heapq.nsmallest(top_k, cands)
+            ]
+            written += copy_new_links(conn, "semantic", found)
+            if progress:
+                progress(len(ids))
+            after = ids[-1]
+    return written
 
 
 def existing_temporal_candidates(conn: Connection, bank_id: str, *, window_hours: float, top_k: int) -> Candidates:

@@ -333,18 +333,74 @@ def _file(tmp_path: Any, lo: int, hi: int) -> Any:
 
 
 def test_an_import_past_the_threshold_publishes_into_an_index_built_ahead(resources, small_threshold, tmp_path) -> None:
-    """The index is built before the publish (the bank does not exist yet), the publish adopts it:
-    no memory of the import enters the shared index, and the bank is searched through its own."""
+    """Into a bank that holds memories: the index is built before the publish, the publish adopts
+    it, no memory enters the shared index, and the bank is searched through its own."""
     from tempr.ingest.imports import ingest_file
 
-    bank_id = f"t-own-ahead-{uuid.uuid4().hex[:10]}"
-    report = ingest_file(_file(tmp_path, 0, 40), bank_id, _deps(resources), chunk_facts=15)
-    assert report["inserted"] == 40
+    bank_id = _bank(resources, 10)
+    report = ingest_file(_file(tmp_path, 10, 40), bank_id, _deps(resources), chunk_facts=15)
+    assert report["inserted"] == 30
     assert _index_state(resources, bank_id) == (True, True)
     assert _flags(resources, bank_id) == {False: 40}  # straight into the bank's own graph
-    assert report["links"]["semantic"] > 0  # blocks after the first were linked through it
+    assert report["links"]["semantic"] > 0  # linked through it
     hits, plan = _plan_of_search(resources, bank_id, resources.embedder.embed(["a violet item"])[0].tolist(), 40)
     assert len(hits) == 40 and bank_index.index_name(bank_id) in plan
+
+
+def _semantic_links(resources: Any, bank_id: str) -> dict[str, set[str]]:
+    with resources.engine.connect() as conn:
+        rows = conn.execute(
+            text("""
+            SELECT l.from_unit_id::text, l.to_unit_id::text FROM memory_links l
+            JOIN memory_units m ON m.id = l.from_unit_id WHERE m.bank_id = :b AND l.link_type = 'semantic'"""),
+            {"b": bank_id},
+        ).all()
+    out: dict[str, set[str]] = {}
+    for a, b in rows:
+        out.setdefault(a, set()).add(b)
+    return out
+
+
+def test_an_import_into_an_empty_bank_is_published_in_bulk(resources, small_threshold, tmp_path) -> None:
+    """No index is built ahead and none is written into: the publish links every memory to its
+    nearest of the whole import through a temporary index, in the same transaction; the bank is
+    searched exactly until its own index is built after the commit."""
+    from tempr.ingest.imports import ingest_file
+
+    s = resources.settings
+    bank_id = f"t-own-bulk-{uuid.uuid4().hex[:10]}"
+    report = ingest_file(_file(tmp_path, 0, 60), bank_id, _deps(resources), chunk_facts=15)
+    assert report["inserted"] == 60 and report["links"]["semantic"] > 0
+    assert _index_state(resources, bank_id) is None and _flags(resources, bank_id) == {False: 60}
+
+    with resources.engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT id::text, fact_id, vector_send(embedding) FROM memory_units WHERE bank_id = :b"),
+            {"b": bank_id},
+        ).all()
+    ids, line = [r[0] for r in rows], {r[0]: int(r[1][1:]) for r in rows}
+    vectors = recall_repo.vectors_from_send([r[2] for r in rows]).astype(np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    cos = vectors @ vectors.T
+    np.fill_diagonal(cos, -np.inf)
+    linked = _semantic_links(resources, bank_id)
+    assert sum(map(len, linked.values())) == report["links"]["semantic"]
+    assert all(len(found) <= s.semantic_link_top_k for found in linked.values())
+    same = 0
+    for j, unit in enumerate(ids):
+        top = np.argsort(-cos[j])[: s.semantic_link_top_k]
+        clearly = {ids[c] for c in top if cos[j, c] >= s.semantic_link_threshold + 1e-3}  # no rounding tie
+        same += clearly <= linked.get(unit, set())
+    assert same >= 0.95 * len(ids)  # each memory's nearest of the whole import (HNSW: nearly exact)
+    # a memory of the first block links to memories of later blocks: block by block, it could not
+    assert any(line[a] < 15 and line[b] >= 15 for a, found in linked.items() for b in found)
+
+    query = resources.embedder.embed(["a violet item"])[0].tolist()
+    hits, plan = _plan_of_search(resources, bank_id, query, 60)
+    assert len(hits) == 60 and "hnsw" not in plan.lower()  # exact until its own index is ready
+    assert bank_index.build(resources.engine, bank_id) is not None
+    hits, plan = _plan_of_search(resources, bank_id, query, 60)
+    assert len(hits) == 60 and bank_index.index_name(bank_id) in plan
 
 
 def test_an_index_built_ahead_of_an_open_import_is_kept_until_the_import_fails(
@@ -352,13 +408,27 @@ def test_an_index_built_ahead_of_an_open_import_is_kept_until_the_import_fails(
 ) -> None:
     from tempr.ingest import imports
 
-    bank_id = f"t-own-open-{uuid.uuid4().hex[:10]}"
-    plan = imports.validate_file(_file(tmp_path, 0, 40), bank_id, resources.engine)
+    bank_id = _bank(resources, 10)
+    plan = imports.validate_file(_file(tmp_path, 10, 40), bank_id, resources.engine)
     import_id = imports.new_import(plan, 15, resources.engine, resources.embedder.space)
     assert bank_index.build(resources.engine, bank_id, adding=plan.total) is not None
     name = bank_index.index_name(bank_id)
+    with resources.engine.begin() as conn:  # the bank goes while its import is still open
+        assert ingest_repo.delete_bank(conn, bank_id)
     assert name not in bank_index.drop_orphans(resources.engine)  # the import may still publish into it
     assert _index_state(resources, bank_id) is not None
     imports.fail(import_id, resources.engine, "given up")
     assert name in bank_index.drop_orphans(resources.engine)
     assert _index_state(resources, bank_id) is None
+
+
+def test_no_index_is_built_ahead_of_an_import_into_an_empty_bank(resources, small_threshold) -> None:
+    with resources.engine.connect() as conn:
+        new = f"t-own-none-{uuid.uuid4().hex[:10]}"
+        assert not bank_index.wants_index_ahead(conn, new, 40)  # published in bulk instead
+        assert bank_index.publishes_in_bulk(bank_index.bank_search(conn, new), 40)
+        assert not bank_index.publishes_in_bulk(bank_index.bank_search(conn, new), 20)  # stays small
+    held = _bank(resources, 10)
+    with resources.engine.connect() as conn:
+        assert bank_index.wants_index_ahead(conn, held, 30)
+        assert not bank_index.publishes_in_bulk(bank_index.bank_search(conn, held), 30)
