@@ -161,6 +161,7 @@ def test_links_of_a_bank_with_its_own_index_come_through_it(resources, small_thr
             spy = _Recorder(conn, seen)
             found = links_repo.existing_semantic_candidates(spy, bank_id, threshold=0.0, top_k=10)  # type: ignore[arg-type]
             stmt, params = seen[-1]
+            conn.execute(text("SET LOCAL enable_sort = off"))  # as the query runs (links_repo.sorting_off)
             plan = " ".join(r[0] for r in conn.execute(text("EXPLAIN (COSTS OFF) " + stmt.text), params))
         finally:
             tx.rollback()
