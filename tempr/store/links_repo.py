@@ -9,6 +9,7 @@ inside the caller's transaction.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -124,35 +125,36 @@ def bulk_semantic_links(
     threshold) as semantic links: for a bank whose memories this transaction wrote without any HNSW
     index (a bulk publish, ``bank_index.publishes_in_bulk``). Returns the links written.
 
-    The bank's vectors are copied into a temporary table and given an HNSW index in one build (a
-    temporary table is this session's alone: no other bank's writes wait for it), then walked once per
-    memory with ``LINK_EF_SEARCH``, ``BULK_PAGE`` memories a statement in id order. The table and
-    its index go at commit. Each memory links among every memory of the import, where a publish block
+    The bank's vectors are copied into a table of this transaction's own and given an HNSW index in
+    one build (no other bank's writes wait for it), then walked once per memory with
+    ``LINK_EF_SEARCH``, ``BULK_PAGE`` memories a statement in id order; the table is dropped before
+    the commit. Each memory links among every memory of the import, where a publish block
     by block links a memory among those written before it and in its block; the count per memory
     (at most ``top_k``) is the same."""
     if top_k <= 0:
         return 0
-    conn.execute(text("DROP TABLE IF EXISTS bulk_vectors"))
-    conn.execute(
-        text(f"CREATE TEMP TABLE bulk_vectors (id uuid PRIMARY KEY, embedding vector({EMBEDDING_DIM})) ON COMMIT DROP")
-    )
-    conn.execute(
-        text("INSERT INTO bulk_vectors SELECT id, embedding FROM memory_units WHERE bank_id = :b"), {"b": bank_id}
-    )
+    table = "bulk_vectors_" + hashlib.sha256(bank_id.encode()).hexdigest()[:24]
+    # UNLOGGED, not TEMP: a temporary table lives in the session's few local buffers (8 MB by
+    # default, fixed once the session has used one) and its index is built by one process; at
+    # 100,000 vectors that took 48 s to build and 338 s to walk, against 26 s and 124 s through
+    # shared buffers. Created inside this transaction, no other session sees it, and it goes
+    # with a rollback; it is dropped before the commit.
+    conn.execute(text(f"CREATE UNLOGGED TABLE {table} (id uuid PRIMARY KEY, embedding vector({EMBEDDING_DIM}))"))
+    conn.execute(text(f"INSERT INTO {table} SELECT id, embedding FROM memory_units WHERE bank_id = :b"), {"b": bank_id})
     size = bank_search(conn, bank_id).size
     conn.execute(text(f"SET LOCAL maintenance_work_mem = '{build_memory(size)}'"))
-    conn.execute(text("CREATE INDEX ON bulk_vectors USING hnsw (embedding vector_cosine_ops)"))
+    conn.execute(text(f"CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops)"))
     set_ann_scan(conn, max(top_k + 1, LINK_EF_SEARCH))
-    nearest = text("""
+    nearest = text(f"""
         SELECT n.id::text, nb.id::text, nb.dist
-        FROM bulk_vectors n
+        FROM {table} n
         CROSS JOIN LATERAL (
-            SELECT m.id, m.embedding <=> n.embedding AS dist FROM bulk_vectors m
+            SELECT m.id, m.embedding <=> n.embedding AS dist FROM {table} m
             ORDER BY m.embedding <=> n.embedding
             LIMIT :k
         ) nb
         WHERE n.id = ANY(CAST(:ids AS uuid[])) AND nb.id <> n.id AND nb.dist <= 1.0 - :threshold""")
-    next_page = text("SELECT id::text FROM bulk_vectors WHERE id > CAST(:after AS uuid) ORDER BY id LIMIT :n")
+    next_page = text(f"SELECT id::text FROM {table} WHERE id > CAST(:after AS uuid) ORDER BY id LIMIT :n")
     after, written = "00000000-0000-0000-0000-000000000000", 0
     with sorting_off(conn):
         while ids := [r[0] for r in conn.execute(next_page, {"after": after, "n": BULK_PAGE})]:
@@ -169,6 +171,7 @@ def bulk_semantic_links(
             if progress:
                 progress(len(ids))
             after = ids[-1]
+    conn.execute(text(f"DROP TABLE {table}"))
     return written
 
 

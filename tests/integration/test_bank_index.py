@@ -373,6 +373,8 @@ def test_an_import_into_an_empty_bank_is_published_in_bulk(resources, small_thre
     report = ingest_file(_file(tmp_path, 0, 60), bank_id, _deps(resources), chunk_facts=15)
     assert report["inserted"] == 60 and report["links"]["semantic"] > 0
     assert _index_state(resources, bank_id) is None and _flags(resources, bank_id) == {False: 60}
+    with resources.engine.connect() as conn:  # the link pass's own table went with its transaction
+        assert not conn.execute(text("SELECT count(*) FROM pg_class WHERE relname LIKE 'bulk_vectors%'")).scalar()
 
     with resources.engine.connect() as conn:
         rows = conn.execute(
