@@ -240,6 +240,8 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
         import_repo.touch(conn, import_id, "publishing")
         report = IngestReport(job["bank_id"], received=job["total"])
         s = deps.settings
+        if job["total"] > bank_index.OWN_INDEX_MIN_UNITS:  # decide under the bank's lock: no writer between
+            ingest_repo.lock_bank(conn, job["bank_id"], s.text_search_config, _space(job))
         bulk = bank_index.publishes_in_bulk(bank_index.bank_search(conn, job["bank_id"]), job["total"])
         per_block = s.model_copy(update={"semantic_link_top_k": 0}) if bulk else s  # linked once, below
         for rows in import_repo.staged_blocks(conn, import_id, block):

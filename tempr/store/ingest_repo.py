@@ -271,7 +271,7 @@ def enter_ann_index(conn: Connection, bank_id: str) -> bool:
 
     Every other bank stays out of it: a small one is searched exactly, and a large one gets an index
     of its own (``bank_index``), searched exactly until it is ready. Putting a bank in the shared
-    index as it crossed 5,000 memories cost that write an HNSW insert per memory it held (2.9-7.8 s
+    index as it crossed 5,000 memories cost that write an HNSW insert per memory it held (1.6-7.8 s
     at 5,100 memories beside the 100k bench bank), for entries its own index made dead weight
     seconds later (BENCHMARKS.md, "No bank enters the shared index").
     """

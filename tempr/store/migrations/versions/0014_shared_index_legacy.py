@@ -2,7 +2,7 @@
 
 Since 0012 every bank past 5,000 memories gets an HNSW index of its own, built seconds after the
 write that takes it there. That write still put the bank's earlier memories into the shared
-index first (one UPDATE, an HNSW insert per memory: 2.9-7.8 s for a bank of 5,100 beside the
+index first (one UPDATE, an HNSW insert per memory: 1.6-7.8 s for a bank of 5,100 beside the
 100k bench bank), only for the bank to leave it for its own index moments later; those entries
 then stayed in the shared graph, which every search through it walks. Now a bank never enters
 the shared index: until its own index is ready it is searched exactly (what every bank of up to
