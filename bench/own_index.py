@@ -5,10 +5,10 @@ The synthetic banks (``bench.latency``'s, built in bulk) each get their own inde
 ``own_index`` flag on and off. Off is exactly the path before the index existed for a bank of at
 most ``EXACT_SEARCH_MAX_UNITS`` memories (and, since migration 0014, the path of any bank until its
 index is ready): the exact scan, whose ``+ 0`` keeps every index out.
-Larger banks are refused: with the flag off they would walk the shared index, but PostgreSQL
-plans a statement with its bound bank id and so still finds the bank's own index through
-``m.bank_id = :filter_bank``; only dropping the index gives their "before" (measured by hand,
-BENCHMARKS.md). Every recall is a cache miss (its own query_timestamp), one client, budget mid,
+Larger banks are refused: with the flag off, one written before migration 0014 would walk the
+shared index, but PostgreSQL plans a statement with its bound bank id and so still finds the bank's
+own index through ``m.bank_id = :filter_bank``; only dropping the index gives their "before"
+(measured by hand, BENCHMARKS.md). Every recall is a cache miss (its own query_timestamp), one client, budget mid,
 on the benchmark's fleet.
 
     python -m bench.own_index [--sizes 10000] [--rounds 4] [--per-block 10] [--write]
