@@ -102,7 +102,10 @@ def bank_clause(bank_id: str, alias: str = "m") -> str:
 def wants_index(conn: Connection, bank_id: str, adding: int = 0) -> bool:
     """Whether the bank is (or, with ``adding`` more memories, will be) past the threshold without
     a ready index of its own."""
-    state = bank_search(conn, bank_id)
+    return _past_threshold(bank_search(conn, bank_id), adding)
+
+
+def _past_threshold(state: BankSearch, adding: int) -> bool:
     return state.size + adding > OWN_INDEX_MIN_UNITS and not state.own_index
 
 
@@ -119,7 +122,8 @@ def publishes_in_bulk(state: BankSearch, adding: int) -> bool:
 def wants_index_ahead(conn: Connection, bank_id: str, adding: int) -> bool:
     """Whether to build the bank's index before an import of ``adding`` facts publishes: it takes a
     bank that holds memories past the threshold (an import into an empty bank goes in bulk)."""
-    return wants_index(conn, bank_id, adding) and not publishes_in_bulk(bank_search(conn, bank_id), adding)
+    state = bank_search(conn, bank_id)  # one read for both questions
+    return _past_threshold(state, adding) and not publishes_in_bulk(state, adding)
 
 
 def adopt(conn: Connection, bank_id: str) -> None:
