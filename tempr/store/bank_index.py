@@ -176,6 +176,7 @@ def build(engine: Engine, bank_id: str, *, adding: int = 0) -> float | None:
             log.info("bank %s: own HNSW index %s built in %.1f s", bank_id, name, seconds)
             return seconds
         finally:
+            conn.execute(text("RESET maintenance_work_mem"))  # the pool hands this session out again
             conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
 
 

@@ -128,6 +128,21 @@ def test_a_large_bank_is_searched_through_its_own_index(resources, small_thresho
     assert [h.id for h in hits[:10]] == _exact_top(resources, bank_id, query, 10)  # ef >= 40 over 40 nodes
 
 
+def test_an_index_build_gives_its_session_back_to_the_pool_with_the_default_memory(resources, small_threshold) -> None:
+    """The build raises ``maintenance_work_mem`` to its vectors' size (up to 8 GB) on a pooled
+    session: left set, every later VACUUM or index build through that session would use it."""
+    bank_id = _bank(resources, 30)
+    with resources.engine.connect() as conn:
+        default = conn.execute(text("SHOW maintenance_work_mem")).scalar()
+    assert bank_index.build(resources.engine, bank_id) is not None
+    pooled = [resources.engine.connect() for _ in range(max(resources.engine.pool.checkedin(), 1))]
+    try:
+        assert {c.execute(text("SHOW maintenance_work_mem")).scalar() for c in pooled} == {default}
+    finally:
+        for c in pooled:
+            c.close()
+
+
 def test_a_bank_in_the_shared_index_keeps_it_until_it_has_its_own(resources, small_threshold) -> None:
     """A bank written before migration 0014 (its memories in the shared index, ``shared_index``)
     keeps entering and searching the shared index; once its own is ready, new memories skip it."""
