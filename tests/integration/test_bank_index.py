@@ -143,6 +143,23 @@ def test_an_index_build_gives_its_session_back_to_the_pool_with_the_default_memo
             c.close()
 
 
+def test_an_index_build_refreshes_statistics_that_predate_the_bank(resources, small_threshold) -> None:
+    """A bank written since the table's last ANALYZE looks nearly empty to the planner, which then
+    sorts the whole bank instead of walking its new index; the build analyses the table once."""
+    _bank(resources, 30)  # rows the planner knows when it analyses, none of them the new bank's
+    with resources.engine.connect() as conn:
+        conn.execute(text("ANALYZE memory_units"))
+        conn.commit()
+    bank_id = f"t-own-index-{uuid.uuid4().hex[:10]}"
+    ingest_facts(bank_id, _facts(0, 400), _deps(resources))
+    with resources.engine.connect() as conn:
+        assert bank_index.planned_rows(conn, bank_id) * bank_index.STALE_ESTIMATE_RATIO < 400
+    assert bank_index.build(resources.engine, bank_id) is not None
+    with resources.engine.connect() as conn:
+        assert bank_index.planned_rows(conn, bank_id) * bank_index.STALE_ESTIMATE_RATIO >= 400
+        assert not bank_index.refresh_statistics(conn, bank_id)  # current: nothing to do
+
+
 def test_a_bank_in_the_shared_index_keeps_it_until_it_has_its_own(resources, small_threshold) -> None:
     """A bank written before migration 0014 (its memories in the shared index, ``shared_index``)
     keeps entering and searching the shared index; once its own is ready, new memories skip it."""
