@@ -172,9 +172,9 @@ def build(engine: Engine, bank_id: str, *, adding: int = 0) -> float | None:
             if not marked and not adding:  # the bank was deleted while its index was built
                 conn.execute(text(f"DROP INDEX CONCURRENTLY IF EXISTS {name}"))
                 return None
-            refresh_statistics(conn, bank_id)
-            seconds = time.perf_counter() - started
+            seconds = time.perf_counter() - started  # the build's own time, as before the ANALYZE below
             log.info("bank %s: own HNSW index %s built in %.1f s", bank_id, name, seconds)
+            refresh_statistics(conn, bank_id)
             return seconds
         finally:
             conn.execute(text("RESET maintenance_work_mem"))  # the pool hands this session out again
