@@ -49,7 +49,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--bank", required=True, help="bank id (created on first use)")
     p.add_argument("file", type=Path, help="JSONL file, one fact per line ('-' for stdin)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--json", action="store_true", help="print the report as JSON (the progress bar shows only on a terminal)"
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--via-workers",
@@ -358,4 +360,8 @@ class _file_for_workers:  # noqa: N801 - used as a context manager, like open()
 def _bar(args: argparse.Namespace, total: int | None, unit: str) -> tqdm:
     from tqdm import tqdm
 
-    return tqdm(total=total, unit=unit, desc=f"ingest {args.bank}", disable=args.json, file=sys.stderr)
+    # With --json the report owns stdout; the bar stays on stderr, shown when that is a terminal
+    # (``disable=None``), so a long import keeps its progress and a pipeline's log stays clean.
+    return tqdm(
+        total=total, unit=unit, desc=f"ingest {args.bank}", disable=None if args.json else False, file=sys.stderr
+    )

@@ -121,3 +121,36 @@ def test_a_local_ingest_worker_that_just_started_is_waited_for(tmp_path: Any) ->
         finally:
             ingest.kill()
             hooks.kill()
+
+
+class _Terminal:
+    """A stderr that says it is a terminal (``isatty``), as a user's shell gives."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, s: str) -> int:
+        self.text += s
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("argv", "tty", "shown"), [((), False, True), (("--json",), True, True), (("--json",), False, False)]
+)
+def test_json_keeps_the_progress_bar_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, argv: tuple[str, ...], tty: bool, shown: bool
+) -> None:
+    """--json owns stdout; the bar is on stderr, so a long import still shows progress on a
+    terminal, and only a redirected stderr (a log, a pipeline) goes without it."""
+    err = _Terminal(tty)
+    monkeypatch.setattr(sys, "stderr", err)
+    bar = cmd_ingest._bar(_parse(*argv), 10, "facts")
+    bar.update(10)
+    bar.close()
+    assert ("10/10" in err.text) is shown
