@@ -165,6 +165,10 @@ class Settings(BaseSettings):
     ingest_chunk_facts: int = 2000
     """Files longer than this are staged chunk by chunk (bounded memory) and published in one
     transaction; ``--via-workers`` sends one chunk per task to the ingest queue."""
+    ingest_link_sessions: int = Field(2, ge=0, le=8)
+    """Database sessions that find a bulk import's semantic links (an import that takes an empty bank
+    past 5,000 memories) from its staged vectors before the publish's transaction opens, each walking
+    a range of ids (``tempr.ingest.prelink``); 0: one session walks them inside that transaction."""
 
     # --- execution ---------------------------------------------------------
     recall_unit_cache: int = Field(10_000, ge=0)

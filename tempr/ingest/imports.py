@@ -26,11 +26,11 @@ from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, validate_fact
 from tempr.ingest.reports import with_elapsed
 from tempr.providers.embedder import spaces
-from tempr.store import bank_index, import_repo, ingest_repo, links_repo
+from tempr.store import bank_index, import_repo, ingest_repo, links_repo, prelink_repo
 from tempr.store.banks_repo import bank_space
 
 if TYPE_CHECKING:  # the staging and publish halves import these when they run: validating needs none
-    from sqlalchemy import Engine
+    from sqlalchemy import Connection, Engine
 
     from config.settings import Settings
     from tempr.ingest.pipeline import IngestDeps, IngestReport
@@ -217,14 +217,18 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
 
     Into an empty bank that the import takes past 5,000 memories it publishes in bulk
     (``bank_index.publishes_in_bulk``): the blocks are written without semantic links and without
-    any HNSW index, then every memory is linked in one pass through a temporary index
-    (``links_repo.bulk_semantic_links``), still inside the one transaction; the bank's own index
-    is built after the commit (``index_follows``), and until it is ready the bank is searched exactly.
+    any HNSW index, and every memory gets its nearest of the whole import. Those links are walked
+    before the transaction opens, from the staged vectors and ``TEMPR_INGEST_LINK_SESSIONS``
+    sessions at once (``tempr.ingest.prelink``), and copied inside it; with 0 sessions, or if the
+    walk's links are not ready, one pass inside the transaction walks them
+    (``links_repo.bulk_semantic_links``). The bank's own index is built after the commit
+    (``index_follows``), and until it is ready the bank is searched exactly.
     """
     from tempr.ingest.pipeline import IngestReport
     from tempr.ingest.write import row_chunks, write_batch
 
     started = time.perf_counter()
+    linked_s = _prelink(import_id, deps)
     with deps.engine.begin() as conn:
         job = import_repo.get_import(conn, import_id, lock=True)
         if job is None:
@@ -250,9 +254,9 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
             write_batch(conn, job["bank_id"], rows, names, chunks, per_block, report, space=_space(job))
         if bulk:
             with report.timed("link_semantic"):
-                report.links["semantic"] = links_repo.bulk_semantic_links(
-                    conn, job["bank_id"], threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k
-                )
+                report.links["semantic"] = _bulk_links(conn, import_id, job, report, s)
+            report.stages["link_semantic"] += linked_s
+        prelink_repo.drop(conn, import_id)
         with report.timed("write_links"):
             report.links["causal"] = import_repo.add_staged_causal_links(conn, import_id)
         report.skipped = report.received - report.inserted  # already in the bank, or won by another writer
@@ -260,6 +264,35 @@ def publish(import_id: str, deps: StoreDeps, *, block: int = 2000) -> dict[str, 
         out = {**report.to_dict(), "import_id": import_id}
         import_repo.finish_import(conn, import_id, status="published", report=out)
     return out
+
+
+def _prelink(import_id: str, deps: StoreDeps) -> float:
+    """Walk the semantic links of an import that will be published in bulk, before the publish's
+    transaction (``tempr.ingest.prelink``); returns the seconds spent (0.0: not such an import).
+
+    Decided without the bank's lock: the publish decides again under it, and a bank that another
+    writer filled meanwhile is published block by block, its walked links dropped unused."""
+    from tempr.ingest.prelink import OPEN, prelink
+
+    if deps.settings.ingest_link_sessions <= 0 or deps.settings.semantic_link_top_k <= 0:
+        return 0.0
+    with deps.engine.connect() as conn:
+        job = import_repo.get_import(conn, import_id)
+        if job is None or job["status"] not in OPEN or job["chunks_done"] < job["chunks_total"]:
+            return 0.0  # the publish's own checks say why
+        if not bank_index.publishes_in_bulk(bank_index.bank_search(conn, job["bank_id"]), job["total"]):
+            return 0.0
+    return prelink(deps.engine, import_id, deps.settings)
+
+
+def _bulk_links(conn: Connection, import_id: str, job: dict[str, Any], report: IngestReport, s: Settings) -> int:
+    """The bulk publish's semantic links: those walked before the transaction when every staged
+    memory was written (the bank was empty under its lock, so each was), else walked here."""
+    if report.inserted == job["total"] and prelink_repo.ready(conn, import_id):
+        return prelink_repo.copy_links(conn, import_id)
+    return links_repo.bulk_semantic_links(
+        conn, job["bank_id"], threshold=s.semantic_link_threshold, top_k=s.semantic_link_top_k
+    )
 
 
 def _space(job: dict[str, Any]) -> str:
@@ -271,6 +304,7 @@ def fail(import_id: str, engine: Engine, error: str) -> None:
     """Drop the staged rows and record why (nothing of the import was ever visible)."""
     with engine.begin() as conn:
         import_repo.finish_import(conn, import_id, status="failed", error=error[:2000])
+        prelink_repo.drop(conn, import_id)
 
 
 Progress = Callable[[int, int], None]

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from tempr.store import prelink_repo
 from tempr.store.ingest_repo import _BATCH_COLUMNS
 
 STAGED_COLUMNS = (
@@ -167,6 +168,7 @@ def clean_abandoned(conn: Connection, *, idle_s: float) -> list[str]:
     ]
     for import_id in ids:
         finish_import(conn, import_id, status="failed", error="abandoned: no progress for too long")
+        prelink_repo.drop(conn, import_id)
     return ids
 
 

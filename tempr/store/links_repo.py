@@ -28,12 +28,15 @@ Candidates = dict[str, list[tuple[float, str, float]]]
 
 @contextmanager
 def sorting_off(conn: Connection) -> Iterator[None]:
-    """No sort nodes for the statements in the block: an index that delivers the order is the only plan."""
-    conn.execute(text("SELECT set_config('enable_sort', 'off', true)"))
+    """No sort nodes for the statements in the block: an index that delivers the order is the only plan.
+    (Blocks nest: the setting before the block is restored after it.)"""
+    before = conn.execute(
+        text("SELECT current_setting('enable_sort'), set_config('enable_sort', 'off', true)")
+    ).scalar()
     try:
         yield
     finally:
-        conn.execute(text("SELECT set_config('enable_sort', 'on', true)"))
+        conn.execute(text("SELECT set_config('enable_sort', :v, true)"), {"v": before})
 
 
 # The two link queries run once per staged fact, so their plans must not depend on statistics:
@@ -134,16 +137,40 @@ def bulk_semantic_links(
     if top_k <= 0:
         return 0
     table = "bulk_vectors_" + hashlib.sha256(bank_id.encode()).hexdigest()[:24]
-    # UNLOGGED, not TEMP: a temporary table lives in the session's few local buffers (8 MB by
-    # default, fixed once the session has used one) and its index is built by one process; at
-    # 100,000 vectors that took 48 s to build and 338 s to walk, against 26 s and 124 s through
-    # shared buffers. Created inside this transaction, no other session sees it, and it goes
-    # with a rollback; it is dropped before the commit.
+    # Created inside this transaction, no other session sees it, and it goes with a rollback.
+    index_vectors(conn, table, "SELECT id, embedding FROM memory_units WHERE bank_id = :b", {"b": bank_id})
+    next_page = text(f"SELECT id::text FROM {table} WHERE id > CAST(:after AS uuid) ORDER BY id LIMIT :n")
+    after, written = "00000000-0000-0000-0000-000000000000", 0
+    with sorting_off(conn):
+        while ids := [r[0] for r in conn.execute(next_page, {"after": after, "n": BULK_PAGE})]:
+            written += copy_new_links(conn, "semantic", nearest_in(conn, table, ids, threshold=threshold, top_k=top_k))
+            if progress:
+                progress(len(ids))
+            after = ids[-1]
+    conn.execute(text(f"DROP TABLE {table}"))
+    return written
+
+
+def index_vectors(conn: Connection, table: str, select: str, params: dict[str, Any]) -> int:
+    """Create ``table`` (id, embedding) from ``select``, give it an HNSW index in one build, and return
+    its rows: the vectors a bulk link pass walks (``bulk_semantic_links``, ``prelink_repo``).
+
+    UNLOGGED, not TEMP: a temporary table lives in the session's few local buffers (8 MB by default,
+    fixed once the session has used one) and its index is built by one process; at 100,000 vectors
+    that took 48 s to build and 338 s to walk, against 26 s and 124 s through shared buffers. The
+    memory for the build is set for the caller's transaction only."""
     conn.execute(text(f"CREATE UNLOGGED TABLE {table} (id uuid PRIMARY KEY, embedding vector({EMBEDDING_DIM}))"))
-    conn.execute(text(f"INSERT INTO {table} SELECT id, embedding FROM memory_units WHERE bank_id = :b"), {"b": bank_id})
-    size = bank_search(conn, bank_id).size
+    size = conn.execute(text(f"INSERT INTO {table} {select}"), params).rowcount or 0
     conn.execute(text(f"SET LOCAL maintenance_work_mem = '{build_memory(size)}'"))
     conn.execute(text(f"CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops)"))
+    return size
+
+
+def nearest_in(
+    conn: Connection, table: str, ids: Sequence[str], *, threshold: float, top_k: int
+) -> list[tuple[str, str, float]]:
+    """(memory, neighbour, weight): each of ``ids``' ``top_k`` nearest other rows of ``table`` (id,
+    embedding, with an HNSW index) with cosine >= threshold, walked with ``LINK_EF_SEARCH``."""
     set_ann_scan(conn, max(top_k + 1, LINK_EF_SEARCH))
     nearest = text(f"""
         SELECT n.id::text, nb.id::text, nb.dist
@@ -154,25 +181,16 @@ def bulk_semantic_links(
             LIMIT :k
         ) nb
         WHERE n.id = ANY(CAST(:ids AS uuid[])) AND nb.id <> n.id AND nb.dist <= 1.0 - :threshold""")
-    next_page = text(f"SELECT id::text FROM {table} WHERE id > CAST(:after AS uuid) ORDER BY id LIMIT :n")
-    after, written = "00000000-0000-0000-0000-000000000000", 0
     with sorting_off(conn):
-        while ids := [r[0] for r in conn.execute(next_page, {"after": after, "n": BULK_PAGE})]:
-            rows = conn.execute(nearest, {"ids": ids, "k": top_k + 1, "threshold": threshold}).all()
-            near: dict[str, list[tuple[float, str]]] = {}
-            for unit, other, dist in rows:
-                near.setdefault(unit, []).append((float(dist), other))
-            found = [
-                (unit, other, min(1.0, 1.0 - dist))
-                for unit, cands in near.items()
-                for dist, other in heapq.nsmallest(top_k, cands)
-            ]
-            written += copy_new_links(conn, "semantic", found)
-            if progress:
-                progress(len(ids))
-            after = ids[-1]
-    conn.execute(text(f"DROP TABLE {table}"))
-    return written
+        rows = conn.execute(nearest, {"ids": list(ids), "k": top_k + 1, "threshold": threshold}).all()
+    near: dict[str, list[tuple[float, str]]] = {}
+    for unit, other, dist in rows:
+        near.setdefault(unit, []).append((float(dist), other))
+    return [
+        (unit, other, min(1.0, 1.0 - dist))
+        for unit, cands in near.items()
+        for dist, other in heapq.nsmallest(top_k, cands)
+    ]
 
 
 def existing_temporal_candidates(conn: Connection, bank_id: str, *, window_hours: float, top_k: int) -> Candidates:
