@@ -40,6 +40,7 @@ import time
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import OperationalError
 
 from tempr.bank_ids import check_bank_id
 from tempr.store.schema import ANN_INDEX_MIN_UNITS
@@ -174,7 +175,16 @@ def build(engine: Engine, bank_id: str, *, adding: int = 0) -> float | None:
                 return None
             seconds = time.perf_counter() - started  # the build's own time, as before the ANALYZE below
             log.info("bank %s: own HNSW index %s built in %.1f s", bank_id, name, seconds)
-            refresh_statistics(conn, bank_id)
+            try:
+                refresh_statistics(conn, bank_id, lock_timeout_s=ANALYZE_LOCK_TIMEOUT_S)
+            except OperationalError:  # the index is built and flagged: the write and the build stand
+                log.warning(
+                    "bank %s: memory_units was not analysed (its lock was held elsewhere for %.0f s); "
+                    "autovacuum will, and until then the bank's searches may read all of it",
+                    bank_id,
+                    ANALYZE_LOCK_TIMEOUT_S,
+                    exc_info=True,
+                )
             return seconds
         finally:
             conn.execute(text("RESET maintenance_work_mem"))  # the pool hands this session out again
@@ -194,7 +204,12 @@ def planned_rows(conn: Connection, bank_id: str) -> float:
     return float(plan[0]["Plan"]["Plan Rows"])
 
 
-def refresh_statistics(conn: Connection, bank_id: str) -> bool:
+ANALYZE_LOCK_TIMEOUT_S = 10.0
+"""How long the ANALYZE after a build waits for the table's lock (a manual VACUUM or another ANALYZE
+holds it; autovacuum gives way): past it the build still succeeds and autovacuum analyses later."""
+
+
+def refresh_statistics(conn: Connection, bank_id: str, *, lock_timeout_s: float | None = None) -> bool:
     """ANALYZE ``memory_units`` when the planner still sees the bank as (nearly) empty; True if it did.
 
     A bank imported in bulk is written in one transaction, and its index follows at once, well
@@ -206,7 +221,14 @@ def refresh_statistics(conn: Connection, bank_id: str) -> bool:
     size = bank_search(conn, bank_id).size
     if planned_rows(conn, bank_id) * STALE_ESTIMATE_RATIO >= size:
         return False
-    conn.execute(text("ANALYZE memory_units"))
+    if lock_timeout_s is None:
+        conn.execute(text("ANALYZE memory_units"))
+    else:  # an autocommit session: the setting is the session's until reset
+        conn.execute(text("SELECT set_config('lock_timeout', :t, false)"), {"t": f"{int(lock_timeout_s * 1000)}ms"})
+        try:
+            conn.execute(text("ANALYZE memory_units"))
+        finally:
+            conn.execute(text("RESET lock_timeout"))
     log.info("bank %s: memory_units analysed (the planner's estimate was from before the bank)", bank_id)
     return True
 

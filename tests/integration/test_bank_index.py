@@ -160,6 +160,39 @@ def test_an_index_build_refreshes_statistics_that_predate_the_bank(resources, sm
         assert not bank_index.refresh_statistics(conn, bank_id)  # current: nothing to do
 
 
+def test_an_index_build_stands_when_its_analyze_cannot_get_the_table(
+    resources, small_threshold, monkeypatch, caplog
+) -> None:
+    """Another session holds the lock ANALYZE needs (a manual VACUUM would): the ANALYZE gives up
+    after its lock timeout, and the build still returns with the index valid and flagged, so a
+    command whose import has committed does not fail on it."""
+    monkeypatch.setattr(bank_index, "ANALYZE_LOCK_TIMEOUT_S", 0.2)
+    _bank(resources, 30)
+    with resources.engine.connect() as conn:
+        conn.execute(text("ANALYZE memory_units"))
+        conn.commit()
+    bank_id = f"t-own-index-{uuid.uuid4().hex[:10]}"
+    ingest_facts(bank_id, _facts(0, 400), _deps(resources))
+    planned = bank_index.planned_rows
+    with resources.engine.connect() as holder:
+
+        def index_built_then_table_locked(conn: Any, bank: str) -> float:
+            """The table's lock taken once the index is built (the build needs that lock too)."""
+            holder.execute(text("LOCK TABLE memory_units IN SHARE UPDATE EXCLUSIVE MODE"))  # what VACUUM takes
+            return planned(conn, bank)
+
+        monkeypatch.setattr(bank_index, "planned_rows", index_built_then_table_locked)
+        with caplog.at_level("WARNING", logger=bank_index.__name__):
+            assert bank_index.build(resources.engine, bank_id) is not None
+        holder.rollback()
+    monkeypatch.setattr(bank_index, "planned_rows", planned)
+    assert _index_state(resources, bank_id) == (True, True)
+    assert "was not analysed" in caplog.text
+    with resources.engine.connect() as conn:  # still stale; the session went back to the pool as it was
+        assert bank_index.planned_rows(conn, bank_id) * bank_index.STALE_ESTIMATE_RATIO < 400
+        assert conn.execute(text("SHOW lock_timeout")).scalar() == "0"
+
+
 def test_a_bank_in_the_shared_index_keeps_it_until_it_has_its_own(resources, small_threshold) -> None:
     """A bank written before migration 0014 (its memories in the shared index, ``shared_index``)
     keeps entering and searching the shared index; once its own is ready, new memories skip it."""
