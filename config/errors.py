@@ -134,8 +134,21 @@ def outage_message(exc: BaseException) -> str | None:
 
 
 def public_text(exc: BaseException) -> str:
-    """The message of ``exc`` safe to show a caller: outages named generically, no host or port."""
-    return outage_message(exc) or _ADDRESS.sub("<address>", str(exc)) or type(exc).__name__
+    """The message of ``exc`` safe to show a caller: outages named generically, no host or port.
+
+    A SQLAlchemy statement error (it has ``statement`` and ``orig``) is told by its driver error's
+    first line: its own text carries the whole SQL statement, its parameters and, for a constraint,
+    the failing row (a 384-number vector among them), which an import's failure message printed."""
+    outage = outage_message(exc)
+    if outage:
+        return outage
+    orig = getattr(exc, "orig", None)
+    if hasattr(exc, "statement") and isinstance(orig, BaseException):
+        first = str(orig).strip().splitlines()[0] if str(orig).strip() else ""
+        message = f"{type(orig).__name__}: {first}" if first else type(orig).__name__
+    else:
+        message = str(exc)
+    return _ADDRESS.sub("<address>", message) or type(exc).__name__
 
 
 def public_message(exc: BaseException) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 from celery.signals import worker_init, worker_process_init, worker_ready
 from sqlalchemy.exc import OperationalError
 
-from config.errors import AuthError, ValidationError
+from config.errors import AuthError, ValidationError, public_message
 from tempr.auth import task_principal
 from tempr.bank_ids import check_bank_id
 from tempr.ingest import fleet, imports
@@ -140,7 +140,7 @@ def stage_chunk(self: Any, import_id: str, bank_id: str, chunk: int, items: list
         raise
     except Exception as exc:
         log.exception("import %s chunk %s failed", import_id, chunk)
-        imports.fail(import_id, deps.engine, f"chunk {chunk}: {type(exc).__name__}: {exc}")
+        imports.fail(import_id, deps.engine, f"chunk {chunk}: {public_message(exc)}")
         raise
 
 
@@ -163,7 +163,7 @@ def publish(self: Any, import_id: str) -> dict[str, Any]:
         raise
     except Exception as exc:
         log.exception("import %s publish failed", import_id)
-        imports.fail(import_id, deps.engine, f"publish: {type(exc).__name__}: {exc}")
+        imports.fail(import_id, deps.engine, f"publish: {public_message(exc)}")
         raise
 
 

@@ -20,6 +20,9 @@ from config.errors import IngestValidationError
 from tempr.inputs import StrictCleanStr, to_utc
 
 MAX_TEXT_BYTES = 64 * 1024
+PG_INT_MAX = 2**31 - 1
+"""``proof_count``'s ceiling: its column is a PostgreSQL ``integer``. A larger count used to pass
+validation, stage, and fail the publish with the database's error (the SQL statement and the row)."""
 
 
 class ChunkIn(BaseModel):
@@ -45,7 +48,7 @@ class FactIn(BaseModel):
     metadata: dict[StrictCleanStr, StrictCleanStr] | None = None
     document_id: StrictCleanStr | None = Field(default=None, min_length=1, max_length=512)
     chunk: ChunkIn | None = None
-    proof_count: StrictInt | None = Field(default=None, ge=1)
+    proof_count: StrictInt | None = Field(default=None, ge=1, le=PG_INT_MAX)
     caused_by: list[StrictCleanStr] | None = None
 
     @field_validator("text")

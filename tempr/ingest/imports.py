@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from config.errors import IngestValidationError, ValidationError
+from config.errors import IngestValidationError, ValidationError, public_message
 from tempr.bank_ids import check_bank_id
 from tempr.ingest.facts import FactIn, validate_fact
 from tempr.ingest.reports import with_elapsed
@@ -327,6 +327,6 @@ def ingest_file(
                 progress(done, plan.total)
         report = publish(import_id, deps, block=chunk_facts)
     except BaseException as exc:
-        fail(import_id, deps.engine, f"{type(exc).__name__}: {exc}")
+        fail(import_id, deps.engine, public_message(exc))
         raise
     return with_elapsed(report, time.perf_counter() - started)

@@ -18,6 +18,11 @@ from tempr.inputs import CleanStr, to_utc
 from tempr.providers.tokens import count_tokens
 
 MAX_QUERY_TOKENS = 500
+MAX_TOKENS_LIMIT = 2**31 - 1
+"""The largest ``max_tokens`` a request may ask for: a bound, where none was, so that every integer of a
+recall stays a 64-bit one on its way through the fleet (``config.codec`` decodes JSON with orjson,
+which reads a larger integer as a float: before this bound, ``max_tokens: 10**20`` passed the
+gateway and failed in the strategy tasks with a 502)."""
 TRUSTED = {"trusted": True}
 """Validation context for messages this fleet wrote itself: the request's costly checks ran once."""
 FactType = Literal["world", "experience", "observation"]
@@ -46,12 +51,12 @@ class TemporalWindowIn(BaseModel):
 
 class ChunksInclude(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    max_tokens: int = Field(default=8192, ge=0)
+    max_tokens: int = Field(default=8192, ge=0, le=MAX_TOKENS_LIMIT)
 
 
 class EntitiesInclude(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    max_tokens: int = Field(default=500, ge=0)
+    max_tokens: int = Field(default=500, ge=0, le=MAX_TOKENS_LIMIT)
 
 
 class IncludeOptions(BaseModel):
@@ -75,7 +80,7 @@ class RecallRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: CleanStr
-    max_tokens: int = Field(default=4096, ge=0)
+    max_tokens: int = Field(default=4096, ge=0, le=MAX_TOKENS_LIMIT)
     budget: Literal["low", "mid", "high"] = "mid"
     types: list[FactType] | None = None
     tags: list[CleanStr] | None = None

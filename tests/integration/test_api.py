@@ -86,6 +86,15 @@ def test_async_recall_job_status_and_idempotency(api: httpx.Client, resources: A
         ("post", RECALL.format("b1"), {"query": "ok", "bogus": 1}, 422, "bogus"),
         ("post", RECALL.format("b1"), {"query": "ok", "budget": "huge"}, 422, "budget"),
         ("post", RECALL.format("b1"), {"query": "ok", "max_tokens": -1}, 422, "max_tokens"),
+        # past 64 bits the fleet's JSON decoder reads a float: refused here, where it was a 502 later
+        ("post", RECALL.format("b1"), {"query": "ok", "max_tokens": 10**20}, 422, "max_tokens"),
+        (
+            "post",
+            RECALL.format("b1"),
+            {"query": "ok", "include": {"chunks": {"max_tokens": 2**31}}},
+            422,
+            "include.chunks.max_tokens",
+        ),
         ("post", RECALL.format("b1"), {"query": "ok", "timeout_s": 0}, 422, "timeout_s"),
         (
             "post",

@@ -145,6 +145,8 @@ def test_fallback_reranker_is_reported(ctx, sample_bank) -> None:
         {"query": "ok", "budget": "huge"},
         {"query": "ok", "types": ["opinion"]},
         {"query": "ok", "max_tokens": -1},
+        {"query": "ok", "max_tokens": 2**31},
+        {"query": "ok", "include": {"entities": {"max_tokens": 10**20}}},
         {"query": "ok", "temporal_window": {"start": "2024-02-01", "end": "2024-01-01"}},
     ],
 )

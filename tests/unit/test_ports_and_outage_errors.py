@@ -98,3 +98,20 @@ def test_visibility_timeout_outlasts_the_longest_task() -> None:
     assert visibility_timeout_s(settings) > conf["task_time_limit"]
     assert conf["broker_transport_options"]["visibility_timeout"] == visibility_timeout_s(settings)
     assert visibility_timeout_s(Settings(broker_visibility_timeout_s=90)) == 90
+
+
+def test_a_statement_error_is_told_without_its_sql_or_row() -> None:
+    import psycopg
+    from sqlalchemy.exc import IntegrityError
+
+    orig = psycopg.errors.CheckViolation(
+        'new row for relation "memory_units" violates check constraint "memory_units_proof_count_check"\n'
+        "DETAIL:  Failing row contains (7a242fe8, pc-test, p1, Zed likes tea., [-0.07923525,0.048472296])."
+    )
+    exc = IntegrityError("INSERT INTO memory_units (id, proof_count) SELECT ...", {"ann": False}, orig)
+    text = public_message(exc)
+    assert text == (
+        'IntegrityError: CheckViolation: new row for relation "memory_units" violates check constraint '
+        '"memory_units_proof_count_check"'
+    )
+    assert "INSERT" in str(exc) and "Failing row" in str(exc)  # what the message used to carry
