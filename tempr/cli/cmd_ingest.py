@@ -256,11 +256,13 @@ def _with_chunk_vectors(report: dict[str, Any], res: Any) -> dict[str, Any]:
 
 def _read_lines(path: Path) -> list[str]:
     if str(path) == "-":
-        return sys.stdin.read().splitlines()
+        return sys.stdin.read().splitlines()  # parse_jsonl drops a byte order mark
     try:
         return path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ValidationError(f"no such file: {path}", field="file") from None
+    except OSError as exc:
+        from tempr.ingest.facts import unreadable  # only on this error: the quick path imports no pydantic
+
+        raise unreadable(path, exc) from None
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise IngestValidationError("not valid UTF-8", line=line) from None
@@ -270,8 +272,10 @@ def _longer_than(path: Path, chunk: int) -> bool:
     try:
         with path.open("rb") as fh:
             return sum(1 for raw in fh if raw.strip()) > chunk
-    except FileNotFoundError:
-        raise ValidationError(f"no such file: {path}", field="file") from None
+    except OSError as exc:
+        from tempr.ingest.facts import unreadable  # only on this error: the quick path imports no pydantic
+
+        raise unreadable(path, exc) from None
 
 
 def _deps(res: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from config.errors import IngestValidationError
+from config.errors import IngestValidationError, ValidationError
 from tempr.inputs import StrictCleanStr, to_utc
 
 MAX_TEXT_BYTES = 64 * 1024
@@ -114,9 +114,27 @@ def validate_fact(obj: Any, line: int) -> FactIn:
         raise IngestValidationError(message, line=line, field=field) from None
 
 
+BOM = "\ufeff"
+"""A UTF-8 byte order mark: Windows editors and PowerShell write one before the first line. It is
+not part of the JSON, so a file that starts with one reads as if it did not."""
+
+
+def unreadable(path: object, exc: OSError) -> ValidationError:
+    """The error for a facts file that cannot be opened, naming the field ``file`` (never a traceback)."""
+    if isinstance(exc, FileNotFoundError):
+        return ValidationError(f"no such file: {path}", field="file")
+    if isinstance(exc, IsADirectoryError):
+        return ValidationError(f"{path} is a directory, not a file of facts", field="file")
+    if isinstance(exc, PermissionError):
+        return ValidationError(f"cannot read {path}: permission denied", field="file")
+    return ValidationError(f"cannot read {path}: {exc.strerror or exc}", field="file")
+
+
 def parse_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, FactIn]]:
     """Yield (line number, fact) for each non-blank line; raise on the first bad one."""
     for number, raw in enumerate(lines, start=1):
+        if number == 1:
+            raw = raw.removeprefix(BOM)
         if not raw.strip():
             continue
         try:

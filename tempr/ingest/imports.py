@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from config.errors import IngestValidationError, ValidationError, public_message
 from tempr.bank_ids import check_bank_id
-from tempr.ingest.facts import FactIn, validate_fact
+from tempr.ingest.facts import BOM, FactIn, unreadable, validate_fact
 from tempr.ingest.reports import with_elapsed
 from tempr.providers.embedder import spaces
 from tempr.store import bank_index, import_repo, ingest_repo, links_repo, prelink_repo
@@ -73,11 +73,12 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
         with path.open("rb") as fh:
             for number, raw in enumerate(fh, start=1):
                 try:
-                    yield number, raw.decode("utf-8")
+                    line = raw.decode("utf-8")
                 except UnicodeDecodeError:
                     raise IngestValidationError("not valid UTF-8", line=number) from None
-    except FileNotFoundError:
-        raise ValidationError(f"no such file: {path}", field="file") from None
+                yield number, line.removeprefix(BOM) if number == 1 else line
+    except OSError as exc:
+        raise unreadable(path, exc) from None
 
 
 def _parse(number: int, raw: str) -> FactIn | None:

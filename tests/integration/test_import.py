@@ -87,6 +87,20 @@ def test_bad_line_rejects_file_before_anything_is_written(resources, bank_id: st
     assert _count(resources, "SELECT count(*) FROM banks WHERE id = :b", b=bank_id) == 0
 
 
+def test_a_file_saved_with_a_byte_order_mark_imports(resources, bank_id: str, tmp_path: Path) -> None:
+    path = _write(tmp_path / "f.jsonl", 3)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))  # as Windows tools save it
+    report = imports.ingest_file(path, bank_id, _fast(resources), chunk_facts=100)
+    assert report["inserted"] == 3 and _units(resources, bank_id) == 3
+
+
+def test_a_folder_is_refused_by_name_not_with_a_traceback(resources, bank_id: str, tmp_path: Path) -> None:
+    with pytest.raises(ValidationError) as info:
+        imports.ingest_file(tmp_path, bank_id, _fast(resources), chunk_facts=100)
+    assert info.value.field == "file" and "is a directory" in str(info.value)
+    assert _count(resources, "SELECT count(*) FROM banks WHERE id = :b", b=bank_id) == 0
+
+
 class _FailsOnSecondCall(FakeEmbedder):
     def __init__(self) -> None:
         self.calls = 0

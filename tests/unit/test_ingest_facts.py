@@ -7,7 +7,7 @@ import json
 import pytest
 
 from config.errors import IngestValidationError
-from tempr.ingest.facts import FactIn, check_batch, parse_array, parse_jsonl
+from tempr.ingest.facts import FactIn, check_batch, parse_array, parse_jsonl, unreadable
 
 
 def _lines(*objs: object) -> list[str]:
@@ -72,3 +72,25 @@ def test_duplicate_id_with_different_content_is_refused() -> None:
 def test_array_payload_must_be_a_list() -> None:
     with pytest.raises(IngestValidationError):
         parse_array({"text": "x"})
+
+
+def test_a_byte_order_mark_is_dropped_from_the_first_line_only() -> None:
+    ((line, fact),) = parse_jsonl(["\ufeff" + json.dumps({"text": "x"})])
+    assert line == 1 and fact.text == "x"
+    with pytest.raises(IngestValidationError) as info:
+        list(parse_jsonl([json.dumps({"text": "x"}), "\ufeff" + json.dumps({"text": "y"})]))
+    assert info.value.line == 2
+
+
+@pytest.mark.parametrize(
+    ("error", "needle"),
+    [
+        (FileNotFoundError(2, "No such file or directory"), "no such file: f.jsonl"),
+        (IsADirectoryError(21, "Is a directory"), "f.jsonl is a directory"),
+        (PermissionError(13, "Permission denied"), "cannot read f.jsonl: permission denied"),
+        (OSError(5, "Input/output error"), "cannot read f.jsonl: Input/output error"),
+    ],
+)
+def test_an_unreadable_file_is_an_error_naming_the_file_field(error: OSError, needle: str) -> None:
+    err = unreadable("f.jsonl", error)
+    assert err.field == "file" and needle in str(err)
