@@ -86,6 +86,11 @@ class ServiceError(TemprError):
     """PostgreSQL or Redis could not be started, stopped or reached."""
 
 
+class PermanentDatabaseError(TemprError):
+    """The database refused a statement for good (``permanent_database_error``): a task that would
+    retry a database error raises this instead, so it fails once, with the database's reason."""
+
+
 class RecallError(TemprError):
     """A recall could not be answered."""
 
@@ -117,11 +122,27 @@ _OUTAGE_TYPES = {
 _ADDRESS = re.compile(r"(\[[0-9a-fA-F:]+\]|\b\d{1,3}(?:\.\d{1,3}){3}\b|\blocalhost\b)(:\d+)?|\bport \d+|\bhost=\S+")
 
 
+PERMANENT_SQLSTATE_CLASSES = ("54",)
+"""SQLSTATE classes that psycopg raises as ``OperationalError`` although the statement, not the
+service, is at fault: 54, program limit exceeded (a value too large for an index entry, a statement
+too complex). Retrying cannot help, and "the database is unavailable" would be the wrong reason."""
+
+
+def permanent_database_error(exc: BaseException) -> bool:
+    """Whether ``exc`` (a driver error, or SQLAlchemy's wrapper of one) is one of those."""
+    orig = getattr(exc, "orig", None) or exc
+    state = getattr(orig, "sqlstate", None)
+    return isinstance(state, str) and state[:2] in PERMANENT_SQLSTATE_CLASSES
+
+
 def outage_message(exc: BaseException) -> str | None:
     """What a service outage behind ``exc`` is called in public, or None if it is not one.
 
     Checked through the exception's class hierarchy by qualified name, so this module imports
-    none of the drivers. Celery's "Retry limit exceeded ... result store" RuntimeError counts too."""
+    none of the drivers. Celery's "Retry limit exceeded ... result store" RuntimeError counts too;
+    a ``permanent_database_error`` does not."""
+    if permanent_database_error(exc):
+        return None
     for cls in type(exc).__mro__:
         found = _OUTAGE_TYPES.get(f"{cls.__module__}.{cls.__qualname__}")
         if found:

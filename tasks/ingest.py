@@ -8,7 +8,7 @@ from typing import Any
 from celery.signals import worker_init, worker_process_init, worker_ready
 from sqlalchemy.exc import OperationalError
 
-from config.errors import AuthError, ValidationError, public_message
+from config.errors import AuthError, PermanentDatabaseError, ValidationError, permanent_database_error, public_message
 from tempr.auth import task_principal
 from tempr.bank_ids import check_bank_id
 from tempr.ingest import fleet, imports
@@ -134,7 +134,10 @@ def stage_chunk(self: Any, import_id: str, bank_id: str, chunk: int, items: list
         return fleet.stage_and_maybe_publish(import_id, bank_id, chunk, items, deps, app)
     except ValidationError as exc:  # the import was closed (failed or abandoned): nothing to do
         return exc.to_dict()
-    except OperationalError:
+    except OperationalError as exc:
+        if permanent_database_error(exc):
+            imports.fail(import_id, deps.engine, f"chunk {chunk}: {public_message(exc)}")
+            raise PermanentDatabaseError(public_message(exc)) from exc  # not an OperationalError: no retry
         if self.request.retries >= self.max_retries:
             imports.fail(import_id, deps.engine, f"chunk {chunk}: database unavailable")
         raise
@@ -157,7 +160,10 @@ def publish(self: Any, import_id: str) -> dict[str, Any]:
         return report
     except ValidationError as exc:
         return exc.to_dict()
-    except OperationalError:
+    except OperationalError as exc:
+        if permanent_database_error(exc):
+            imports.fail(import_id, deps.engine, f"publish: {public_message(exc)}")
+            raise PermanentDatabaseError(public_message(exc)) from exc
         if self.request.retries >= self.max_retries:
             imports.fail(import_id, deps.engine, "publish: database unavailable")
         raise

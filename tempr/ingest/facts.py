@@ -13,13 +13,17 @@ from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from config.errors import IngestValidationError, ValidationError
 from tempr.inputs import StrictCleanStr, to_utc
+from tempr.providers.entities.base import MAX_NAME_CHARS
 
 MAX_TEXT_BYTES = 64 * 1024
+MAX_TAG_CHARS = 512
+"""The longest tag: a memory's tags are indexed (GIN, at most 2,712 bytes an entry), and 512
+characters of UTF-8 fit. A longer tag used to fail the publish, after the file was staged."""
 PG_INT_MAX = 2**31 - 1
 """``proof_count``'s ceiling: its column is a PostgreSQL ``integer``. A larger count used to pass
 validation, stage, and fail the publish with the database's error (the SQL statement and the row)."""
@@ -58,6 +62,15 @@ class FactIn(BaseModel):
             raise ValueError("must not be empty")
         if len(value.encode("utf-8")) > MAX_TEXT_BYTES:
             raise ValueError(f"is longer than {MAX_TEXT_BYTES // 1024} KiB")
+        return value
+
+    @field_validator("entities", "tags")
+    @classmethod
+    def _short_names(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        limit = MAX_NAME_CHARS if info.field_name == "entities" else MAX_TAG_CHARS
+        for item in value or ():
+            if len(item) > limit:
+                raise ValueError(f"{item[:20]!r}... is {len(item)} characters; the limit is {limit}")
         return value
 
     @field_validator("occurred_start", "occurred_end", "mentioned_at", mode="before")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import string
 import tracemalloc
 from collections.abc import Sequence
 from pathlib import Path
@@ -99,6 +101,41 @@ def test_a_folder_is_refused_by_name_not_with_a_traceback(resources, bank_id: st
         imports.ingest_file(tmp_path, bank_id, _fast(resources), chunk_facts=100)
     assert info.value.field == "file" and "is a directory" in str(info.value)
     assert _count(resources, "SELECT count(*) FROM banks WHERE id = :b", b=bank_id) == 0
+
+
+def test_a_statement_the_database_refuses_fails_the_import_once_with_its_reason(
+    resources, bank_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL raises "index row size exceeds maximum" as an OperationalError: it used to be retried
+    five times (19 s) and reported as "database unavailable". Validation now refuses such a tag, so
+    the bound is lifted here to reach the database with one."""
+    from config.errors import PermanentDatabaseError
+    from tasks import ingest as ingest_tasks
+    from tempr.ingest import facts
+
+    monkeypatch.setattr(facts, "MAX_TAG_CHARS", 10**6)
+    rng = random.Random(7)
+    tag = "".join(rng.choice(string.ascii_letters) for _ in range(4000))  # incompressible
+    path = tmp_path / "f.jsonl"
+    path.write_text(json.dumps({"id": "t1", "text": "A fact with a long tag.", "tags": [tag]}) + "\n")
+    deps = _fast(resources)
+    plan = imports.validate_file(path, bank_id, deps.engine)
+    import_id = imports.new_import(plan, 100, deps.engine, deps.embedder.space)
+    for number, items in enumerate(imports.iter_chunks(plan, 100)):
+        imports.stage_chunk(import_id, bank_id, number, items, deps)
+    calls = []
+    real = imports.publish
+    monkeypatch.setattr(imports, "publish", lambda *a, **k: calls.append(1) or real(*a, **k))
+    outcome = ingest_tasks.publish.apply(args=[import_id])  # the task's body, in this process
+    assert outcome.failed() and isinstance(outcome.result, PermanentDatabaseError)
+    assert len(calls) == 1, "a statement the database refuses is not retried"
+    with resources.engine.connect() as conn:
+        status, error = conn.execute(
+            text("SELECT status, error FROM import_jobs WHERE id = :i"), {"i": import_id}
+        ).one()
+    assert status == "failed" and "ProgramLimitExceeded" in error and "memory_units_tags" in error
+    assert "unavailable" not in error and "INSERT" not in error
+    assert _units(resources, bank_id) == 0
 
 
 class _FailsOnSecondCall(FakeEmbedder):

@@ -49,3 +49,14 @@ def test_the_default_extractor_is_the_rules_and_finds_what_spacy_adds_nothing_to
     by_spacy = SpacyRuleExtractor().extract(texts)
     assert sum(map(len, by_rules)) > len(texts)  # names found, not an empty match
     assert [sorted(n) for n in by_rules] == [sorted(n) for n in by_spacy]
+
+
+def test_a_capitalised_run_longer_than_a_name_can_be_is_not_one() -> None:
+    """A 3,000-character capitalised word became an entity whose index entry PostgreSQL refused
+    (2,704 bytes at most), failing the publish of the whole import."""
+    from tempr.providers.entities.base import MAX_NAME_CHARS
+
+    long_word = "Xy" * 1500
+    (names,) = RuleEntityExtractor().extract([f"Alice typed {long_word} by mistake."])
+    assert names == ["Alice"]
+    assert looks_like_name("A" + "b" * (MAX_NAME_CHARS - 1)) and not looks_like_name("A" + "b" * MAX_NAME_CHARS)

@@ -38,6 +38,8 @@ GOOD = {"text": "Alice works at Google."}
         ({"text": "x", "metadata": {"k": 1}}, "metadata.k", "string"),
         ({"text": "x", "proof_count": 0}, "proof_count", "greater than or equal to 1"),
         ({"text": "x", "proof_count": 2**31}, "proof_count", "less than or equal to 2147483647"),
+        ({"text": "x", "entities": ["Ann", "N" * 513]}, "entities", "513 characters; the limit is 512"),
+        ({"text": "x", "tags": ["t" * 513]}, "tags", "513 characters; the limit is 512"),
         ({"text": "x", "colour": "red"}, "colour", "unknown field"),
         ([1, 2], None, "JSON object"),
     ],

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from config.celery import celery_config, visibility_timeout_s
-from config.errors import ServiceError, outage_message, public_message, public_text
+from config.errors import ServiceError, outage_message, permanent_database_error, public_message, public_text
 from config.settings import Settings
 from tempr.services import process
 
@@ -115,3 +115,21 @@ def test_a_statement_error_is_told_without_its_sql_or_row() -> None:
         '"memory_units_proof_count_check"'
     )
     assert "INSERT" in str(exc) and "Failing row" in str(exc)  # what the message used to carry
+
+
+def test_a_value_too_large_for_an_index_is_neither_an_outage_nor_worth_a_retry() -> None:
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    too_big = psycopg.errors.ProgramLimitExceeded(
+        'index row size 4016 exceeds maximum 2712 for index "memory_units_tags"'
+    )
+    exc = OperationalError("INSERT INTO memory_units ...", {}, too_big)
+    assert isinstance(too_big, psycopg.OperationalError)  # how psycopg classes it
+    assert permanent_database_error(exc) and permanent_database_error(too_big)
+    assert outage_message(exc) is None
+    assert public_message(exc) == (
+        'OperationalError: ProgramLimitExceeded: index row size 4016 exceeds maximum 2712 for index "memory_units_tags"'
+    )
+    refused = OperationalError("SELECT 1", {}, psycopg.OperationalError("connection refused"))
+    assert not permanent_database_error(refused) and outage_message(refused) == "the database is unavailable"

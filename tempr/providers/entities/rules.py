@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from tempr.providers.entities.base import MAX_NAME_CHARS
+
 _SPAN = re.compile(r"\b([A-Z][\w&'-]*(?:\s+(?:of|de|van|von|the)?\s*[A-Z][\w&'-]*)*)")
 _STOP = frozenset(
     """a an the this that these those i i'm i've i'd i'll he she it we they you me him her us them my
@@ -26,7 +28,7 @@ _CONNECTORS = frozenset({"of", "de", "del", "van", "von", "der", "the", "&", "fo
 def looks_like_name(name: str) -> bool:
     """Every word capitalised (or a connector inside the name): filters NER spans like "Alice joined X"."""
     words = name.split()
-    if not words or words[0].lower() in _STOP:
+    if not words or words[0].lower() in _STOP or len(name) > MAX_NAME_CHARS:
         return False
     return all(w[:1].isupper() or w.lower() in _CONNECTORS for w in words)
 
