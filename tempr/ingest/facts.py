@@ -150,11 +150,17 @@ def parse_jsonl(lines: Iterable[str]) -> Iterator[tuple[int, FactIn]]:
             raw = raw.removeprefix(BOM)
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise IngestValidationError(f"malformed JSON: {exc.msg} (column {exc.colno})", line=number) from None
-        yield number, validate_fact(obj, number)
+        yield number, validate_fact(load_line(raw, number), number)
+
+
+def load_line(raw: str, number: int) -> Any:
+    """One line's JSON value; a line that is not JSON is an error naming the line."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise IngestValidationError(f"malformed JSON: {exc.msg} (column {exc.colno})", line=number) from None
+    except RecursionError:  # the decoder recurses once per level: 50,000 nested objects was a traceback
+        raise IngestValidationError("malformed JSON: nested too deeply", line=number) from None
 
 
 def parse_array(items: Any, *, limit: int | None = None) -> list[tuple[int, FactIn]]:

@@ -13,7 +13,6 @@ of it. Memory: the id index plus one chunk (or one publish block) of rows.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from config.errors import IngestValidationError, ValidationError, public_message
 from tempr.bank_ids import check_bank_id
-from tempr.ingest.facts import BOM, FactIn, unreadable, validate_fact
+from tempr.ingest.facts import BOM, FactIn, load_line, unreadable, validate_fact
 from tempr.ingest.reports import with_elapsed
 from tempr.providers.embedder import spaces
 from tempr.store import bank_index, import_repo, ingest_repo, links_repo, prelink_repo
@@ -84,11 +83,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 def _parse(number: int, raw: str) -> FactIn | None:
     if not raw.strip():
         return None
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise IngestValidationError(f"malformed JSON: {exc.msg} (column {exc.colno})", line=number) from None
-    return validate_fact(obj, number)
+    return validate_fact(load_line(raw, number), number)
 
 
 def validate_file(path: Path, bank_id: str, engine: Engine) -> FilePlan:
@@ -138,7 +133,7 @@ def iter_chunks(plan: FilePlan, chunk_facts: int) -> Iterator[list[tuple[int, di
     for number, raw in _lines(plan.path):
         if not raw.strip():
             continue
-        obj = json.loads(raw)
+        obj = load_line(raw, number)  # valid in the first pass, unless the file changed since
         fact = validate_fact(obj, number)
         if plan.first_line.get(fact.key) != number:
             continue

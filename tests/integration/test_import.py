@@ -96,6 +96,15 @@ def test_a_file_saved_with_a_byte_order_mark_imports(resources, bank_id: str, tm
     assert report["inserted"] == 3 and _units(resources, bank_id) == 3
 
 
+def test_a_line_nested_too_deeply_stops_the_file_by_its_number(resources, bank_id: str, tmp_path: Path) -> None:
+    path = _write(tmp_path / "f.jsonl", 2)
+    with path.open("a") as out:
+        out.write('{"text": "x", "metadata": ' + '{"a": ' * 50_000 + "1" + "}" * 50_000 + "}\n")
+    with pytest.raises(IngestValidationError) as info:  # was a RecursionError: a 500 over HTTP
+        imports.validate_file(path, bank_id, resources.engine)
+    assert info.value.line == 3 and "nested too deeply" in str(info.value)
+
+
 def test_a_folder_is_refused_by_name_not_with_a_traceback(resources, bank_id: str, tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as info:
         imports.ingest_file(tmp_path, bank_id, _fast(resources), chunk_facts=100)

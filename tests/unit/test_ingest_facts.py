@@ -96,3 +96,9 @@ def test_a_byte_order_mark_is_dropped_from_the_first_line_only() -> None:
 def test_an_unreadable_file_is_an_error_naming_the_file_field(error: OSError, needle: str) -> None:
     err = unreadable("f.jsonl", error)
     assert err.field == "file" and needle in str(err)
+
+
+def test_a_line_nested_too_deeply_is_an_error_naming_the_line() -> None:
+    deep = '{"text": "x", "metadata": ' + '{"a": ' * 50_000 + "1" + "}" * 50_000 + "}"
+    err = _error([json.dumps({"text": "ok"}), deep])
+    assert err.line == 2 and "nested too deeply" in str(err)
