@@ -43,7 +43,7 @@ def prelink(engine: Engine, import_id: str, settings: Settings) -> float:
                 size = prelink_repo.prepare(conn, import_id)
             built = time.perf_counter()
             with engine.connect() as conn:
-                ranges = prelink_repo.ranges(conn, import_id, max(1, settings.ingest_link_sessions))
+                ranges = prelink_repo.ranges(conn, import_id, max(1, settings.ingest_link_sessions), size)
             with ThreadPoolExecutor(len(ranges), thread_name_prefix="prelink") as pool:
                 found = sum(pool.map(lambda r: _walk(engine, import_id, r, settings), ranges))
             with engine.begin() as conn:

@@ -68,11 +68,11 @@ FIRST, LAST = "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-f
 """Bounds no memory id reaches (ids are version-5 UUIDs: ``ingest_repo.unit_uuid``)."""
 
 
-def ranges(conn: Connection, import_id: str, parts: int) -> list[tuple[str, str]]:
+def ranges(conn: Connection, import_id: str, parts: int, size: int) -> list[tuple[str, str]]:
     """``parts`` ranges of ids (after, up to and including] of about equal size, read off the
-    vectors' primary key; together they hold every id once."""
+    vectors' primary key; together they hold every id once. ``size``: the vectors' count
+    (``prepare``'s answer)."""
     table = names(import_id).vectors
-    size = conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
     cuts = [FIRST]
     for k in range(1, parts):
         cut = conn.execute(

@@ -89,7 +89,8 @@ def _walk(resources: Any, import_id: str, parts: int) -> set[tuple[str, str, flo
     with resources.engine.begin() as conn:
         conn.execute(text(f"TRUNCATE {prelink_repo.names(import_id).partial}"))
     with resources.engine.connect() as conn:
-        ranges = prelink_repo.ranges(conn, import_id, parts)
+        size = conn.execute(text(f"SELECT count(*) FROM {prelink_repo.names(import_id).vectors}")).scalar_one()
+        ranges = prelink_repo.ranges(conn, import_id, parts, size)
     assert len(ranges) == parts
     found = sum(walk(resources.engine, import_id, r, settings) for r in ranges)
     with resources.engine.connect() as conn:
