@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from tempr.core.types import FusedCandidate, Hit, Strategy, StrategyResult
 from tempr.jobs.envelope import JobEnvelope
@@ -111,6 +111,19 @@ class RerankState(Step):
 
 
 class FinishState(RerankState):
-    """``tempr.rerank.score`` → ``tempr.fuse.finish``: the candidates with their rerank scores."""
+    """``tempr.rerank.score`` → ``tempr.fuse.finish``: the candidates with their rerank scores.
+
+    The outcome crosses as ``RerankOutcome.to_dict()``: without the stored rows the learned ranker
+    read (``units``: the finish fetches its own), whose token vectors are bytes that JSON cannot
+    carry (a learned ranking on the rerank queue failed the recall with a UnicodeDecodeError)."""
 
     outcome: RerankOutcome
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _outcome_in(cls, value: Any) -> Any:
+        return RerankOutcome.from_dict(value) if isinstance(value, dict) else value
+
+    @field_serializer("outcome")
+    def _outcome_out(self, outcome: RerankOutcome) -> dict[str, Any]:
+        return outcome.to_dict()

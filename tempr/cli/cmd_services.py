@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from config.errors import ValidationError
+from config.errors import ConfigError, ValidationError
 from config.settings import Settings, get_settings
 from tempr.services import manager
 from tempr.services.gateway import LocalGateway
@@ -92,6 +92,8 @@ def local_gateway() -> LocalGateway:
 def run(args: argparse.Namespace) -> int:
     settings = get_settings()
     if args.action == "up":
+        if settings.reranker_model and not args.no_worker:
+            _check_cross_encoder(settings.reranker_model)
         endpoints = manager.up(settings)
         print(f"postgres  {endpoints.database_url}")
         print(f"redis     {endpoints.redis_url}")
@@ -115,6 +117,15 @@ def run(args: argparse.Namespace) -> int:
         n for n in ("postgres", "redis") if report[n].get("external") is False and not report[n].get("healthy")
     ]
     return 1 if unhealthy else 0
+
+
+def _check_cross_encoder(ref: str) -> None:
+    """Refuse to start a rerank pool whose model cannot load: it would answer every recall degraded."""
+    from tempr.providers.reranker.cross_encoder import SETTING, model_error
+
+    problem = model_error(ref)
+    if problem:
+        raise ConfigError(problem, field=SETTING)
 
 
 def start_workers(settings: Settings, args: argparse.Namespace) -> int:

@@ -66,7 +66,7 @@ def finish(
         bank_id=plan.bank_id,
         budget=plan.budget,
         reranker=outcome.reranker,
-        degraded=[r.strategy.value for r in results if r.error],
+        degraded=[r.strategy.value for r in results if r.error] + (["rerank"] if outcome.error else []),
         timings_ms=timings,
     )
 

@@ -9,14 +9,16 @@ reads. The maths lives in ``tempr.core``; this module only feeds it data from th
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from config.errors import public_message
 from config.settings import Settings
 from tempr.core import (
     BOOST_DIVISORS,
@@ -36,6 +38,7 @@ from tempr.recall.rank_inputs import gather
 from tempr.store import recall_repo
 
 RRF_FALLBACK = "rrf-fallback"
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -57,6 +60,9 @@ class RerankOutcome:
     repeats: dict[str, int] = field(default_factory=dict)
     """Learned ranker: the candidates that step down as repeats of a source chunk, and how many
     better-ranked memories of that chunk are above them (``tempr.core.repeats``)."""
+    error: str | None = None
+    """Why the cross-encoder gave no scores (it failed to load or to score): the candidates were
+    ranked without it, and the answer lists ``rerank`` in ``degraded``."""
     units: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
     """The candidates' stored rows as the ranker read them (with entities): finish reuses them when
     it runs in the same process. Never serialised: a finish on another queue fetches its own."""
@@ -70,6 +76,7 @@ class RerankOutcome:
             "features": self.features,
             "learned": self.learned,
             "repeats": self.repeats,
+            "error": self.error,
         }
 
     @classmethod
@@ -82,6 +89,7 @@ class RerankOutcome:
             dict(data.get("features") or {}),
             bool(data.get("learned", False)),
             dict(data.get("repeats") or {}),
+            data.get("error"),
         )
 
 
@@ -141,10 +149,13 @@ _BLAS: Any = None
 
 
 def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: RecallContext) -> RerankOutcome:
-    """The learned ranker over each candidate's features (plus the cross-encoder's score if it reads it)."""
+    """The learned ranker over each candidate's features (plus the cross-encoder's score if it reads it:
+    missing, like any missing feature, when the cross-encoder fails)."""
     ranker = ctx.ranker
     assert ranker is not None
-    ce = cross_encoder_raw(plan, candidates, ctx) if ctx.reranker is not None and ranker.uses_cross_encoder else None
+    ce, error = None, None
+    if ctx.reranker is not None and ranker.uses_cross_encoder:
+        ce, error = _try_cross_encoder(plan, candidates, ctx)
     query, cands, units = gather(plan, candidates, ctx, ce)
     with one_blas_thread():
         rows = feature_array(query, cands)
@@ -164,8 +175,21 @@ def learned_scores(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: R
         features=_trace_rows(ids, rows.tolist()) if plan.request.trace else {},
         learned=True,
         repeats=repeats,
+        error=error,
         units=units,
     )
+
+
+def _try_cross_encoder(
+    plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: RecallContext
+) -> tuple[dict[str, float] | None, str | None]:
+    """``cross_encoder_raw``, or (None, why) when the model fails: a recall ranks without it rather
+    than failing (a model that cannot load, a GPU out of memory), as a failed strategy degrades it."""
+    try:
+        return cross_encoder_raw(plan, candidates, ctx), None
+    except Exception as exc:  # noqa: BLE001 - any model failure degrades the recall, never fails it
+        log.warning("cross-encoder failed; ranking without it: %s", public_message(exc))
+        return None, public_message(exc)
 
 
 def _trace_rows(ids: Sequence[str], rows: list[list[float]]) -> dict[str, list[float | None]]:
@@ -185,9 +209,14 @@ def rerank(plan: QueryPlan, candidates: Sequence[FusedCandidate], ctx: RecallCon
     elif ctx.reranker is None or not candidates:
         outcome = fallback_scores(candidates)
     else:
-        raw = cross_encoder_raw(plan, candidates, ctx)
-        norm = normalise_scores(list(raw.values()), calibrated=ctx.reranker.calibrated)
-        outcome = RerankOutcome(dict(zip(raw, norm, strict=True)), ctx.reranker.name, raw)
+        raw, error = _try_cross_encoder(plan, candidates, ctx)
+        if raw is None:  # ranked as if no cross-encoder were configured
+            alone = replace(ctx, reranker=None)
+            outcome = learned_scores(plan, candidates, alone) if uses_learned(alone) else fallback_scores(candidates)
+            outcome.error = error
+        else:
+            norm = normalise_scores(list(raw.values()), calibrated=ctx.reranker.calibrated)
+            outcome = RerankOutcome(dict(zip(raw, norm, strict=True)), ctx.reranker.name, raw)
     outcome.elapsed_ms = ms_since(started)
     return outcome
 

@@ -87,6 +87,21 @@ def test_cross_encoder_path_with_a_tiny_model(ctx, sample_bank, tiny_cross_encod
         assert r.scores.reranker == pytest.approx(1 / (1 + math.exp(-raw[r.id])))  # sigmoid of the logit
 
 
+@pytest.mark.parametrize("profile", ["seed", "default"])
+def test_a_cross_encoder_that_cannot_load_degrades_the_recall_instead_of_failing_it(
+    ctx, default_ctx, sample_bank, tmp_path: Path, profile: str
+) -> None:
+    """A missing model (or a GPU out of memory) failed every recall with the loader's OSError; now the
+    candidates are ranked as with no cross-encoder configured, and the answer says it is degraded."""
+    base = ctx if profile == "seed" else default_ctx
+    broken = CrossEncoderReranker(str(tmp_path / "no-model"), device="cpu")
+    plain = ask(base, sample_bank, "Where does Alice work?")
+    response = ask(replace(base, reranker=broken), sample_bank, "Where does Alice work?", trace=True)
+    assert response.degraded == ["rerank"] and plain.degraded == []
+    assert response.reranker == plain.reranker  # the learned ranker, or the seed's fallback
+    assert [r.id for r in response.results] == [r.id for r in plain.results]
+
+
 def test_recency_on_the_fallback_can_be_turned_off(ctx, sample_bank) -> None:
     seed = ask(ctx, sample_bank, "Alice works at Google", trace=True)
     off = ask(with_settings(ctx, recall_fallback_recency=False), sample_bank, "Alice works at Google", trace=True)

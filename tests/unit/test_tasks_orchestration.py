@@ -3,6 +3,7 @@ timings, the no-model shortcut, the rerank hop, and a failing step ending the jo
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +19,7 @@ from tempr.jobs.envelope import JobEnvelope
 from tempr.jobs.outcome import JobEnds
 from tempr.recall.models import RecallRequest, RecallResponse
 from tempr.recall.plan import QueryPlan
-from tempr.recall.scoring import RRF_FALLBACK
+from tempr.recall.scoring import RRF_FALLBACK, RerankOutcome
 from workers.resources import get_resources
 
 WHEN = datetime(2024, 6, 1, 12, tzinfo=UTC)
@@ -134,6 +135,23 @@ def test_rerank_scores_with_the_fallback_and_passes_everything_on(monkeypatch: p
     out = FinishState.receive(rerank.score(state.send()))
     assert out.outcome.reranker == RRF_FALLBACK and list(out.outcome.scores) == ["id0", "id1", "id2"]
     assert out.candidates == candidates and {"fuse", "queue.rerank", "rerank"} <= set(out.timings)
+
+
+def test_a_learned_outcome_crosses_to_finish_without_its_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows the learned ranker read hold token vectors (bytes): sent as JSON, they failed the
+    recall with a UnicodeDecodeError when the ranking ran on the rerank queue."""
+    outcome = RerankOutcome(
+        {"id0": 0.9},
+        "learned:ranker",
+        {"id0": 2.2},
+        learned=True,
+        error="ConfigError: no model",
+        units={"id0": {"text": "x", "tokens": b"\xda\x01\xff"}},
+    )
+    state = FinishState(env=_env(), plan=_plan(), sent_at=time.time(), candidates=[], strategies=[], outcome=outcome)
+    out = FinishState.receive(json.loads(json.dumps(state.send())))
+    assert out.outcome.units == {} and out.outcome.error == "ConfigError: no model"
+    assert out.outcome.scores == {"id0": 0.9} and out.outcome.learned and out.outcome.raw == {"id0": 2.2}
 
 
 def test_finish_ends_the_job_once(ends: JobEnds, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,35 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+from config.errors import ConfigError
+
+SETTING = "TEMPR_RERANKER_MODEL"
+
+
+def model_error(ref: str) -> str | None:
+    """Why ``ref`` cannot be loaded offline (None: it can be tried): a folder that is missing, or a
+    model name that the local Hugging Face cache does not hold. Cheap (no torch), so ``tempr
+    services up`` checks it before starting a rerank pool that could only fail every recall."""
+    path = Path(ref).expanduser()
+    if path.is_dir():
+        return None
+    if path.exists():
+        return f"{ref!r} is a file; give the folder that holds the model"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(ref, "config.json")
+    except Exception:  # noqa: BLE001 - not a valid model name either (e.g. a path that does not exist)
+        cached = None
+    if isinstance(cached, str):
+        return None
+    return (
+        f"no folder {ref!r}, and no model of that name in the local Hugging Face cache "
+        "(nothing is downloaded): give a local folder holding a sentence-transformers CrossEncoder"
+    )
 
 
 def pick_device(preferred: str | None = None) -> str:
@@ -38,6 +66,7 @@ class CrossEncoderReranker:
         self.max_length = max_length
         self._device = device
         self._model: Any = None
+        self._error: str | None = None
         self._lock = threading.Lock()
 
     @property
@@ -45,20 +74,32 @@ class CrossEncoderReranker:
         return pick_device(self._device)
 
     def _load(self) -> Any:
+        """The model, loaded once. A model that cannot load raises ``ConfigError`` naming the
+        setting, at once on every later call too (a recall then ranks without it: degraded)."""
         if self._model is None:
             with self._lock:
+                if self._error is not None:
+                    raise ConfigError(self._error, field=SETTING)
                 if self._model is None:
-                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                    import torch
-                    from sentence_transformers import CrossEncoder
-
-                    self._model = CrossEncoder(
-                        self.model_ref,
-                        device=self.device,
-                        max_length=self.max_length,
-                        activation_fn=torch.nn.Identity(),
-                    )
+                    missing = model_error(self.model_ref)  # said plainly, before the loader's own noise
+                    try:
+                        if missing:
+                            raise FileNotFoundError(missing)
+                        self._model = self._build()
+                    except Exception as exc:
+                        reason = missing or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                        self._error = f"cannot load the cross-encoder {self.model_ref!r}: {reason}"
+                        raise ConfigError(self._error, field=SETTING) from exc
         return self._model
+
+    def _build(self) -> Any:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import torch
+        from sentence_transformers import CrossEncoder
+
+        return CrossEncoder(
+            self.model_ref, device=self.device, max_length=self.max_length, activation_fn=torch.nn.Identity()
+        )
 
     def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         if not pairs:
