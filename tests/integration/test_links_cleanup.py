@@ -1,7 +1,8 @@
-"""Links go with their memories, though ``memory_links`` has no foreign keys (migration 0010).
+"""Links go with their memories, though ``memory_links`` has no foreign keys (migration 0010), and
+entity links with their memory or entity, though ``unit_entities`` has none either (0015).
 
-Their two per-row checks were more than half of ingest's link write; a statement trigger on
-``memory_units`` keeps what the keys' cascade did: no link outlives either of its memories.
+Their per-row checks were more than half of ingest's link write; statement triggers on
+``memory_units`` and ``entities`` keep what the keys' cascade did: no link outlives either end.
 """
 
 from __future__ import annotations
@@ -110,3 +111,42 @@ def test_the_graph_walk_reads_links_from_two_indexes_alone(resources) -> None:
         ).all()
         assert some and links_repo.insert_links(conn, "semantic", [(a, b, w) for a, b, w in some]) == 0
         conn.rollback()
+
+
+_ENTITY_ORPHANS = text("""
+    SELECT count(*) FROM unit_entities ue
+    WHERE NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.id = ue.unit_id)
+       OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = ue.entity_id)
+""")
+
+
+def test_entity_links_carry_no_foreign_key_and_go_with_their_memory_or_entity(resources) -> None:
+    """Migration 0015: each entity link's two checks visited its memory's heap page (a random page
+    of a 4 GB table at 1M memories); statement triggers keep the cascade the keys gave."""
+    with resources.engine.connect() as conn:
+        kinds = conn.execute(text("SELECT contype FROM pg_constraint WHERE conrelid = 'unit_entities'::regclass")).all()
+    assert ("f",) not in kinds and ("p",) in kinds
+    bank_id = _bank(resources)
+    per_unit = text("SELECT count(*) FROM unit_entities WHERE unit_id = :u")
+    per_entity = text("SELECT count(*) FROM unit_entities WHERE entity_id = :e")
+    with resources.engine.begin() as conn:
+        unit, entity = conn.execute(
+            text("""
+            SELECT ue.unit_id, (SELECT e2.entity_id FROM unit_entities e2 WHERE e2.unit_id <> ue.unit_id
+                                AND e2.unit_id IN (SELECT id FROM memory_units WHERE bank_id = :b) LIMIT 1)
+            FROM unit_entities ue JOIN memory_units u ON u.id = ue.unit_id WHERE u.bank_id = :b LIMIT 1
+            """),
+            {"b": bank_id},
+        ).one()
+        assert conn.execute(per_unit, {"u": unit}).scalar_one() > 0
+        conn.execute(text("DELETE FROM memory_units WHERE id = :u"), {"u": unit})
+        assert conn.execute(per_unit, {"u": unit}).scalar_one() == 0
+        assert conn.execute(per_entity, {"e": entity}).scalar_one() > 0
+        conn.execute(text("DELETE FROM entities WHERE id = :e"), {"e": entity})
+        assert conn.execute(per_entity, {"e": entity}).scalar_one() == 0
+        unit_ids = [r[0] for r in conn.execute(text("SELECT id FROM memory_units WHERE bank_id = :b"), {"b": bank_id})]
+        left = text("SELECT count(*) FROM unit_entities WHERE unit_id = ANY(:u)")
+        assert conn.execute(left, {"u": unit_ids}).scalar_one() > 0
+        assert delete_bank(conn, bank_id)
+        assert conn.execute(left, {"u": unit_ids}).scalar_one() == 0
+        assert conn.execute(_ENTITY_ORPHANS).scalar_one() == 0
