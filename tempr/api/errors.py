@@ -34,6 +34,8 @@ from config.errors import (
     TemprError,
     ValidationError,
     outage_message,
+    permanent_database_error,
+    public_text,
 )
 
 log = logging.getLogger(__name__)
@@ -121,6 +123,9 @@ def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
 
 
 def _database(request: Request, exc: OperationalError) -> JSONResponse:
+    if permanent_database_error(exc):  # a value past one of PostgreSQL's limits: retrying cannot help
+        log.warning("the database refused a statement: %s", public_text(exc))
+        return _respond(request, body("ValidationError", f"the database refused the input: {public_text(exc)}"), 422)
     log.warning("database unavailable: %s", exc.orig)
     return _respond(request, body("ServiceUnavailable", "the database is unavailable"), 503)
 

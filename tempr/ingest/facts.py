@@ -64,6 +64,14 @@ class FactIn(BaseModel):
             raise ValueError(f"is longer than {MAX_TEXT_BYTES // 1024} KiB")
         return value
 
+    @field_validator("context")
+    @classmethod
+    def _context(cls, value: str | None) -> str | None:
+        # indexed with the text (one tsvector, at most 1 MB): a 2 MB context failed the publish
+        if value is not None and len(value.encode("utf-8")) > MAX_TEXT_BYTES:
+            raise ValueError(f"is longer than {MAX_TEXT_BYTES // 1024} KiB")
+        return value
+
     @field_validator("entities", "tags")
     @classmethod
     def _short_names(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from psycopg.errors import ProgramLimitExceeded
 from pydantic import BaseModel
 from sqlalchemy.exc import OperationalError
 
@@ -46,6 +47,7 @@ def _client(exc: BaseException) -> TestClient:
         (ServiceError("down"), 503),
         (RecallError("odd"), 502),
         (OperationalError("SELECT 1", {}, Exception("refused")), 503),
+        (OperationalError("INSERT ...", {}, ProgramLimitExceeded("string is too long for tsvector")), 422),
         (RuntimeError("bug"), 500),
     ],
 )

@@ -34,6 +34,7 @@ GOOD = {"text": "Alice works at Google."}
         ({"text": "x", "occurred_start": "last tuesday"}, "occurred_start", "ISO-8601"),
         ({"text": "x", "occurred_start": "2024-05-02", "occurred_end": "2024-05-01"}, None, "before"),
         ({"text": "x" * (64 * 1024 + 1)}, "text", "64 KiB"),
+        ({"text": "x", "context": "c " * (32 * 1024 + 1)}, "context", "64 KiB"),
         ({"text": "x", "tags": "career"}, "tags", "list"),
         ({"text": "x", "metadata": {"k": 1}}, "metadata.k", "string"),
         ({"text": "x", "proof_count": 0}, "proof_count", "greater than or equal to 1"),
