@@ -23,44 +23,41 @@ down_revision = "0014_shared_index_legacy"
 branch_labels = None
 depends_on = None
 
-CASCADES = (
-    """
-    CREATE OR REPLACE FUNCTION unit_entities_drop_units() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        DELETE FROM unit_entities ue USING gone g WHERE ue.unit_id = g.id;
-        RETURN NULL;
-    END $$
-    """,
-    """
-    CREATE TRIGGER memory_units_drop_unit_entities AFTER DELETE ON memory_units
-        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION unit_entities_drop_units()
-    """,
-    """
-    CREATE OR REPLACE FUNCTION unit_entities_drop_entities() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        DELETE FROM unit_entities ue USING gone g WHERE ue.entity_id = g.id;
-        RETURN NULL;
-    END $$
-    """,
-    """
-    CREATE TRIGGER entities_drop_unit_entities AFTER DELETE ON entities
-        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION unit_entities_drop_entities()
-    """,
-)
+
+def _cascade(table: str, column: str) -> tuple[str, str]:
+    """A function and an AFTER DELETE statement trigger on ``table``: the rows of ``unit_entities``
+    whose ``column`` names a removed row go with it."""
+    function = f"unit_entities_drop_{table}"
+    return (
+        f"""
+        CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            DELETE FROM unit_entities ue USING gone g WHERE ue.{column} = g.id;
+            RETURN NULL;
+        END $$
+        """,
+        f"""
+        CREATE TRIGGER {table}_drop_unit_entities AFTER DELETE ON {table}
+            REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION {function}()
+        """,
+    )
+
+
+CASCADES = {"memory_units": "unit_id", "entities": "entity_id"}
 
 
 def upgrade() -> None:
     op.execute("ALTER TABLE unit_entities DROP CONSTRAINT IF EXISTS unit_entities_unit_id_fkey")
     op.execute("ALTER TABLE unit_entities DROP CONSTRAINT IF EXISTS unit_entities_entity_id_fkey")
-    for statement in CASCADES:
-        op.execute(statement)
+    for table, column in CASCADES.items():
+        for statement in _cascade(table, column):
+            op.execute(statement)
 
 
 def downgrade() -> None:
-    op.execute("DROP TRIGGER IF EXISTS memory_units_drop_unit_entities ON memory_units")
-    op.execute("DROP TRIGGER IF EXISTS entities_drop_unit_entities ON entities")
-    op.execute("DROP FUNCTION IF EXISTS unit_entities_drop_units()")
-    op.execute("DROP FUNCTION IF EXISTS unit_entities_drop_entities()")
+    for table in CASCADES:
+        op.execute(f"DROP TRIGGER IF EXISTS {table}_drop_unit_entities ON {table}")
+        op.execute(f"DROP FUNCTION IF EXISTS unit_entities_drop_{table}()")
     op.execute(
         "DELETE FROM unit_entities ue WHERE NOT EXISTS (SELECT 1 FROM memory_units u WHERE u.id = ue.unit_id) "
         "OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = ue.entity_id)"
