@@ -54,10 +54,15 @@ class JobError(TemprError):
         self.job_id = job_id
 
 
-def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
     err = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request", "type": ""}
     if err.get("type") == "json_invalid":
         return JSONResponse(body("ValidationError", "the body is not valid JSON", "body"), status_code=400)
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if tuple(err.get("loc", ())) == ("body",) and kind and kind != "application/json" and not kind.endswith("+json"):
+        # FastAPI reads such a body as a string: "Input should be a valid dictionary" said nothing useful
+        message = f"the body must be JSON sent as Content-Type: application/json, not {kind}"
+        return JSONResponse(body("ValidationError", message, "content-type"), status_code=415)
     loc = [str(p) for p in err.get("loc", ())]
     if loc and loc[0] in ("body", "path", "query", "header"):
         loc = loc[1:]

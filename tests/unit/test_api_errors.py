@@ -79,3 +79,9 @@ def test_bad_json_is_400_and_a_bad_field_is_422_naming_it() -> None:
     }
     extra = client.post("/nowhere")
     assert extra.status_code == 404 and extra.json()["error"] == "NotFound"
+
+
+def test_a_body_sent_as_another_content_type_is_415_naming_it() -> None:
+    response = _client(RuntimeError()).post("/boom", content=b'{"query": "q"}', headers={"content-type": "text/plain"})
+    assert response.status_code == 415
+    assert response.json()["field"] == "content-type" and "text/plain" in response.json()["message"]
