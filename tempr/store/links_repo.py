@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tempr.store.bank_index import bank_clause, bank_search, build_memory
+from tempr.store.binary_rows import link_copy_data
 from tempr.store.recall_filters import set_ann_scan
 from tempr.store.recall_repo import vectors_from_send
 from tempr.store.schema import ANN_INDEX_MIN_UNITS, EMBEDDING_DIM
@@ -263,9 +263,7 @@ def copy_new_links(conn: Connection, link_type: str, links: Sequence[tuple[str, 
         return 0
     cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     with cur.copy("COPY memory_links (from_unit_id, to_unit_id, link_type, weight) FROM STDIN (FORMAT BINARY)") as copy:
-        copy.set_types(["uuid", "uuid", "text", "float8"])
-        for a, b, w in links:
-            copy.write_row((uuid.UUID(a), uuid.UUID(b), link_type, w))
+        copy.write(link_copy_data(links, link_type))
     return len(links)
 
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
 from tempr.store import links_repo
+from tempr.store.binary_rows import link_copy_data
 
 
 @dataclass(frozen=True)
@@ -101,9 +101,7 @@ def link_page(conn: Connection, import_id: str, ids: Sequence[str], *, threshold
     if found:
         cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         with cur.copy(f"COPY {n.partial} (from_id, to_id, weight) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.set_types(["uuid", "uuid", "float8"])
-            for a, b, w in found:
-                copy.write_row((uuid.UUID(a), uuid.UUID(b), w))
+            copy.write(link_copy_data(found))
     return len(found)
 
 

@@ -1,0 +1,57 @@
+"""The binary COPY stream of link rows (``binary_rows.link_copy_data``), decoded field by field."""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tempr.store.binary_rows import link_copy_data
+
+_ids = st.uuids().map(str)
+_links = st.lists(st.tuples(_ids, _ids, st.floats(-1e6, 1e6, allow_nan=False)), max_size=40)
+
+
+def _decode(data: bytes) -> list[tuple[object, ...]]:
+    """PostgreSQL's binary COPY format: signature, flags, extension length, rows, trailer -1."""
+    assert data.startswith(b"PGCOPY\n\xff\r\n\x00") and data.endswith(b"\xff\xff")
+    flags, ext = struct.unpack_from(">ii", data, 11)
+    assert (flags, ext) == (0, 0)
+    at, rows = 19, []
+    while True:
+        (n,) = struct.unpack_from(">h", data, at)
+        at += 2
+        if n == -1:
+            break
+        fields = []
+        for _ in range(n):
+            (size,) = struct.unpack_from(">i", data, at)
+            fields.append(data[at + 4 : at + 4 + size])
+            at += 4 + size
+        rows.append(tuple(fields))
+    assert at == len(data)
+    return rows
+
+
+@given(_links)
+def test_rows_without_a_link_type(links: list[tuple[str, str, float]]) -> None:
+    rows = _decode(link_copy_data(links))
+    assert [(str(uuid.UUID(bytes=a)), str(uuid.UUID(bytes=b)), struct.unpack(">d", w)[0]) for a, b, w in rows] == links
+
+
+@given(_links, st.sampled_from(["semantic", "temporal", "causal", "entité"]))
+def test_rows_with_a_link_type(links: list[tuple[str, str, float]], kind: str) -> None:
+    rows = _decode(link_copy_data(links, kind))
+    assert [
+        (str(uuid.UUID(bytes=a)), str(uuid.UUID(bytes=b)), t.decode(), struct.unpack(">d", w)[0]) for a, b, t, w in rows
+    ] == [(a, b, kind, w) for a, b, w in links]
+
+
+def test_numpy_weights_and_uuid_objects_are_accepted() -> None:
+    import numpy as np
+
+    a, b = uuid.uuid4(), uuid.uuid4()
+    rows = _decode(link_copy_data([(a, str(b), np.float32(0.5))]))  # type: ignore[list-item]
+    assert rows == [(a.bytes, b.bytes, struct.pack(">d", 0.5))]
