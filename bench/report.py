@@ -64,6 +64,11 @@ def replace_section(document: str, name: str, body: str) -> str:
     return f"{document}{sep}{block}\n"
 
 
+def read_document(path: Path = DEFAULT_PATH) -> str:
+    """BENCHMARKS.md as it stands (empty before the first run)."""
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
 def read_section(document: str, name: str) -> str | None:
     start, end = markers(name)
     i = document.find(start)

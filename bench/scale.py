@@ -11,6 +11,7 @@ each quantity is fitted with a power law through the two largest measured sizes
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -471,5 +472,29 @@ def main(
     if cfg.plots:
         plot(result, report.REPO / "bench" / "plots" / "scale.png")
     if cfg.write:
-        report.write_section("scale", text)
+        if dropped := sizes_it_would_drop(report.read_document(), cfg.sizes):
+            log(
+                f"BENCHMARKS.md's scale section was measured at {', '.join(f'{n:,}' for n in dropped)} facts too, "
+                "which this run did not measure: it is kept, and this run's table only printed "
+                f"(rerun with --sizes {','.join(str(n) for n in sorted(set(cfg.sizes) | set(dropped)))} to replace it)"
+            )
+        else:
+            report.write_section("scale", text)
     return result
+
+
+def sizes_it_would_drop(document: str, sizes: tuple[int, ...] | list[int]) -> list[int]:
+    """The sizes ``document``'s scale section was measured at that a run of ``sizes`` does not measure.
+
+    Such a run must not replace the section: the 1,000,000-fact column takes hours to build, and
+    ``tempr bench all`` measures 10k and 100k only."""
+    return sorted(recorded_sizes(document) - set(sizes))
+
+
+_MEASURED_AT = re.compile(r"Measured at ([\d, ]+?) facts")
+
+
+def recorded_sizes(document: str) -> set[int]:
+    """The bank sizes the scale section of ``document`` was measured at (empty: no such section)."""
+    match = _MEASURED_AT.search(report.read_section(document, "scale") or "")
+    return {int(n.replace(",", "")) for n in re.findall(r"\d{1,3}(?:,\d{3})*", match.group(1))} if match else set()

@@ -94,3 +94,20 @@ def test_ensure_sections_adds_missing_placeholders_in_order_and_keeps_existing(t
     before = path.read_text()
     report.ensure_sections(["summary"], path)
     assert path.read_text() == before
+
+
+SCALE = """<!-- bench:scale:start -->
+## Scale: latency and memory against bank size
+
+Measured at 10,000, 100,000, 1,000,000 facts (synthetic banks, real embeddings); the 10,000,000 column is extrapolated.
+<!-- bench:scale:end -->
+"""
+
+
+def test_a_scale_run_of_fewer_sizes_would_drop_the_recorded_ones() -> None:
+    from bench.scale import recorded_sizes, sizes_it_would_drop
+
+    assert recorded_sizes(SCALE) == {10_000, 100_000, 1_000_000}
+    assert sizes_it_would_drop(SCALE, (10_000, 100_000)) == [1_000_000]  # `tempr bench all`: kept, not written
+    assert sizes_it_would_drop(SCALE, (10_000, 100_000, 1_000_000)) == []
+    assert sizes_it_would_drop("# no scale section yet\n", (10_000,)) == []
