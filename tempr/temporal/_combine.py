@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 from tempr.core.types import TimeWindow
 from tempr.temporal import _calendar as cal
 from tempr.temporal._engine import Atom, Ctx
-from tempr.temporal._lexicon import DAY_ORDINALS, WEEKDAYS, alt
+from tempr.temporal._lexicon import DAY_ORDINALS, ORDINAL_NUM, WEEKDAYS, alt
 from tempr.temporal._text import EN_NUMBERS
 
 HORIZON_YEARS = 10  # how far back "before X" reaches (and how far "after X" reaches into the future)
@@ -34,18 +34,7 @@ _MODIFIER = re.compile(
     re.VERBOSE,
 )
 _EDGE = {"beginning": "early", "start": "early", "middle": "mid", "end": "late"}
-_NTH = {
-    "first": 1,
-    "1st": 1,
-    "second": 2,
-    "2nd": 2,
-    "third": 3,
-    "3rd": 3,
-    "fourth": 4,
-    "4th": 4,
-    "last": -1,
-    "final": -1,
-}
+_NTH = ORDINAL_NUM  # "the first/second/.../last <day, week, weekend> of <window>": 1, 2, ..., -1
 _SPLITTABLE = frozenset({"year", "month", "decade", "century", "season", "quarter", "half", "week", "span"})
 
 _YEAR_FIRST_GAP = re.compile(r"^\s*,?\s*(?:in|during|at|on)?\s*(?:the\s+)?$")
