@@ -61,6 +61,9 @@ class IngestResult:
     cli_250: dict[str, Any] = field(default_factory=dict)
     peer: dict[str, Any] = field(default_factory=dict)
     machine: dict[str, Any] = field(default_factory=dict)
+    database: dict[str, Any] = field(default_factory=dict)
+    """What the database held before the run (memories, bytes, shared_buffers): an ingest's index
+    writes land on random pages, so the same facts write slower beside a large bank."""
 
 
 def write_synthetic(path: Path, n: int, seed: int) -> None:
@@ -97,6 +100,16 @@ def _embed_rate(res: Any, texts: list[str]) -> float:
     for lo in range(0, len(texts), step):
         res.embedder.embed(texts[lo : lo + step])
     return len(texts) / (time.perf_counter() - started)
+
+
+def _database(engine: Any) -> dict[str, Any]:
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        memories = conn.execute(text("SELECT count(*) FROM memory_units")).scalar_one()
+        size = conn.execute(text("SELECT pg_database_size(current_database())")).scalar_one()
+        buffers = conn.execute(text("SHOW shared_buffers")).scalar_one()
+    return {"memories": int(memories), "bytes": int(size), "shared_buffers": str(buffers)}
 
 
 def _warm_ingest(res: Any, path: Path, tmp: Path, n: int = 64) -> None:
@@ -301,6 +314,7 @@ def run(cfg: IngestConfig) -> IngestResult:
         _with_entities(extracted, given, res.extractor)
         texts = [json.loads(line)["text"] for line in extracted.read_text().splitlines() if line.strip()]
         result.facts = len(texts)
+        result.database = _database(res.engine)
         _embed_rate(res, texts[:64])  # warm
         _warm_ingest(res, extracted, tmp)
         log(f"embedder alone on {len(texts):,} texts")

@@ -23,6 +23,18 @@ def _share(rate: float, embed_rate: float) -> str:
     return f"{100 * rate / embed_rate:.0f} %" if embed_rate else "–"
 
 
+def _database_lines(db: dict[str, Any]) -> list[str]:
+    """What the database held: the same facts write their index entries slower beside a large bank."""
+    if not db:
+        return []
+    return [
+        f"The database held {db['memories']:,} memories ({db['bytes'] / 2**30:.1f} GiB; shared_buffers "
+        f"{db['shared_buffers']}) before the run. A batch's new rows land on random index pages, so the same "
+        "facts write slower beside a large bank (see below).",
+        "",
+    ]
+
+
 def _rates(embedder: dict[str, Any]) -> str:
     rates = embedder.get("rates") or [embedder.get("before"), embedder.get("after")]
     return ", ".join(str(r) for r in rates)
@@ -67,6 +79,7 @@ def render(result: Any) -> str:
         "",
         report.machine_line(result.machine),
         "",
+        *_database_lines(result.database),
         report.table(["what", "facts", "s", "facts/s", "CPU ms/fact", "% of embedder", "vs Hindsight"], rows),
         "",
     ]

@@ -62,3 +62,11 @@ def test_the_250_fact_command_is_shown_through_the_gateway_and_without_one() -> 
     text = render(result)
     assert "through the local gateway" in text and "**0.71 s** median (0.71, 0.80, 0.70" in text
     assert "without a gateway" in text and "1.30 s (1.30, 1.25, 1.40" in text
+
+
+def test_the_database_the_run_wrote_into_is_said() -> None:
+    result = IngestResult(IngestConfig(), source="synthetic", facts=100)
+    result.embedder = {"kind": "onnx", "rates": [400.0], "texts_per_s": 400.0}
+    assert "The database held" not in render(result)  # a result from before the field
+    result.database = {"memories": 112_420, "bytes": 3 * 2**30, "shared_buffers": "512MB"}
+    assert "The database held 112,420 memories (3.0 GiB; shared_buffers 512MB) before the run." in render(result)
