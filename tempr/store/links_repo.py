@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from tempr.store.bank_index import bank_clause, bank_search, build_memory
-from tempr.store.binary_rows import link_copy_data
+from tempr.store.binary_rows import link_copy_chunks
 from tempr.store.recall_filters import set_ann_scan
 from tempr.store.recall_repo import vectors_from_send
 from tempr.store.schema import ANN_INDEX_MIN_UNITS, EMBEDDING_DIM
@@ -263,7 +263,8 @@ def copy_new_links(conn: Connection, link_type: str, links: Sequence[tuple[str, 
         return 0
     cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     with cur.copy("COPY memory_links (from_unit_id, to_unit_id, link_type, weight) FROM STDIN (FORMAT BINARY)") as copy:
-        copy.write(link_copy_data(links, link_type))
+        for piece in link_copy_chunks(links, link_type):
+            copy.write(piece)
     return len(links)
 
 

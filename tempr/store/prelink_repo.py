@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, text
 
 from tempr.store import links_repo
-from tempr.store.binary_rows import link_copy_data
+from tempr.store.binary_rows import link_copy_chunks
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,8 @@ def link_page(conn: Connection, import_id: str, ids: Sequence[str], *, threshold
     if found:
         cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         with cur.copy(f"COPY {n.partial} (from_id, to_id, weight) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.write(link_copy_data(found))
+            for piece in link_copy_chunks(found):
+                copy.write(piece)
     return len(found)
 
 
