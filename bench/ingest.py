@@ -106,7 +106,8 @@ def _database(engine: Any) -> dict[str, Any]:
     from sqlalchemy import text
 
     with engine.connect() as conn:
-        memories = conn.execute(text("SELECT count(*) FROM memory_units")).scalar_one()
+        # each bank's count, kept by ingest: a count(*) would scan the whole table (5 GB at 1M facts)
+        memories = conn.execute(text("SELECT coalesce(sum(unit_count), 0) FROM banks")).scalar_one()
         size = conn.execute(text("SELECT pg_database_size(current_database())")).scalar_one()
         buffers = conn.execute(text("SHOW shared_buffers")).scalar_one()
     return {"memories": int(memories), "bytes": int(size), "shared_buffers": str(buffers)}
