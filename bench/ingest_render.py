@@ -14,7 +14,6 @@ STAGES = (
     "link_temporal",
     "write_entities",
     "write_links",
-    "bm25_stats",
     "commit",
 )
 

@@ -31,7 +31,8 @@ def write_batch(
     *,
     space: str,
 ) -> set[str]:
-    """Insert units, entities, semantic and temporal links and BM25 statistics; return the ids inserted.
+    """Insert units (with their BM25 postings and statistics), entities, semantic and temporal links; return
+    the ids inserted.
 
     Counts are added to ``report`` (a publish writes several batches into one report).
     ``space`` is the vector space the rows were embedded in: a new bank records it, an existing
@@ -50,7 +51,7 @@ def write_batch(
     with t("link_temporal"):
         temporal = _temporal_links(conn, bank_id, rows, had_units, s)
     with t("write_units"):
-        inserted = repo.insert_units(conn, cfg, ann_indexed=repo.enter_ann_index(conn, bank_id))
+        inserted = repo.insert_units(conn, bank_id, cfg, ann_indexed=repo.enter_ann_index(conn, bank_id))
     report.inserted += len(inserted)
     report.skipped += len(rows) - len(inserted)
     keep = set(inserted)
@@ -60,8 +61,6 @@ def write_batch(
         for kind, found in (("semantic", semantic), ("temporal", temporal)):
             added = links_repo.copy_new_links(conn, kind, [x for x in found if x[0] in keep])
             report.links[kind] = report.links.get(kind, 0) + added
-    with t("bm25_stats"):
-        repo.update_bank_stats(conn, bank_id, inserted)
     return keep
 
 
