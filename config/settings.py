@@ -154,7 +154,14 @@ class Settings(BaseSettings):
     semantic_link_threshold: float = 0.7
     semantic_link_top_k: int = 10
     temporal_link_window_hours: float = 24.0
-    temporal_link_top_k: int = 10
+    temporal_link_top_k: int = 0
+    """Temporal links per new memory: its ``k`` nearest in time within ``temporal_link_window_hours``.
+    0 (the default) writes none, because no recall path reads them: the graph walk follows semantic and
+    causal links (seed, "Graph traversal"), and the temporal strategy picks in-window memories by
+    relevance and spreads them over time buckets (seed, "Temporal Search"; ``tempr.core.spreading``).
+    They were 69 % of a LoCoMo import's link rows (10,640 of 15,365) and 74 ms of its 0.37 s beside
+    the embedder (BENCHMARKS.md, "Temporal links no longer written"). Set 10 (the value before) to
+    keep writing them for a reader of your own of ``memory_links``."""
     entity_extraction: Literal["spacy", "rules", "none"] = "rules"
     """How ingest finds the entities of a fact that names none: ``rules`` (runs of capitalised
     words, the default), ``spacy`` (spaCy's small English NER plus the same rules) or ``none``.

@@ -74,6 +74,8 @@ def test_bulk_bank_writes_what_ingest_writes(resources, tmp_path, monkeypatch, l
         monkeypatch.setattr(
             ivf_links, "link_bank", lambda engine, bank, *a, **k: calls.append(bank) or real(engine, bank, *a, **k)
         )
+    # temporal links on (off by default), so that the bulk builder is seen to write them as ingest does
+    monkeypatch.setattr(resources, "settings", resources.settings.model_copy(update={"temporal_link_top_k": 10}))
     engine, s = resources.engine, resources.settings
     seed = 19901 if linker == "hnsw" else 19902  # generator seeds under bank ids no other test uses
     cache = embcache.EmbeddingCache(tmp_path, FakeEmbedder, FakeEmbedder.space)
@@ -93,7 +95,7 @@ def test_bulk_bank_writes_what_ingest_writes(resources, tmp_path, monkeypatch, l
             "JOIN entities e ON e.id = ue.entity_id WHERE m.bank_id = :b ORDER BY 1, 2"
         )
         assert _rows(engine, entity_sql, bulk) == _rows(engine, entity_sql, plain)
-        assert _links(engine, bulk, "temporal") == _links(engine, plain, "temporal")
+        assert _links(engine, bulk, "temporal") == _links(engine, plain, "temporal") != set()
         assert _rows(engine, "SELECT unit_count, total_len FROM banks WHERE id = :b", bulk) == _rows(
             engine, "SELECT unit_count, total_len FROM banks WHERE id = :b", plain
         )

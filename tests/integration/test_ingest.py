@@ -166,8 +166,8 @@ def test_link_queries_match_brute_force_in_one_publish_transaction(resources, ba
             ]
         )
 
-    deps, s = _deps(resources), resources.settings
-    k, window = s.temporal_link_top_k, s.temporal_link_window_hours
+    deps, s = _deps(resources), resources.settings.model_copy(update={"temporal_link_top_k": 10})
+    k, window = s.temporal_link_top_k, s.temporal_link_window_hours  # temporal links on (off by default)
     with resources.engine.connect() as conn:
         tx = conn.begin()
         try:
