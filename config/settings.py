@@ -151,10 +151,10 @@ class Settings(BaseSettings):
     as its vector, so no extra model work) and compare the query with them word by word
     (``tempr.core.token_match``): the learned ranker's token features (LoCoMo cross-validated,
     BENCHMARKS.md "Token match"). False stores none and leaves those features missing."""
-    semantic_link_threshold: float = 0.7
-    semantic_link_top_k: int = 10
-    temporal_link_window_hours: float = 24.0
-    temporal_link_top_k: int = 0
+    semantic_link_threshold: float = Field(0.7, ge=-1.0, le=1.0)
+    semantic_link_top_k: int = Field(10, ge=0, le=1000)
+    temporal_link_window_hours: float = Field(24.0, gt=0)
+    temporal_link_top_k: int = Field(0, ge=0, le=1000)
     """Temporal links per new memory: its ``k`` nearest in time within ``temporal_link_window_hours``.
     0 (the default) writes none, because no recall path reads them: the graph walk follows semantic and
     causal links (seed, "Graph traversal"), and the temporal strategy picks in-window memories by

@@ -26,11 +26,17 @@ def _count(resources, sql: str, bank: str) -> int:
         return int(conn.execute(text(sql), {"b": bank}).scalar_one())
 
 
+_LINKS_OF_BANK = "SELECT count(*) FROM memory_links l JOIN memory_units m ON m.id = l.from_unit_id WHERE m.bank_id = :b"
+
+
 def test_sample_bank_ingests_once(resources, bank_id: str, sample_facts: Path) -> None:
     facts = list(parse_jsonl(sample_facts.read_text().splitlines()))
     first = ingest_facts(bank_id, facts, _deps(resources))
     assert first.inserted == len(facts) == 62
     assert first.links["causal"] > 0 and first.links["semantic"] > 0
+    # no temporal links by default: no recall path reads them (TEMPR_TEMPORAL_LINK_TOP_K; docs/differences.md)
+    assert first.links["temporal"] == 0
+    assert _count(resources, _LINKS_OF_BANK + " AND l.link_type = 'temporal'", bank_id) == 0
     again = ingest_facts(bank_id, facts, _deps(resources))
     assert again.inserted == 0 and again.skipped == len(facts)
     units = _count(resources, "SELECT count(*) FROM memory_units WHERE bank_id = :b", bank_id)

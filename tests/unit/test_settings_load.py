@@ -35,6 +35,25 @@ def test_a_bad_number_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> Non
     assert "'abc'" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("TEMPR_TEMPORAL_LINK_TOP_K", "-1"),
+        ("TEMPR_SEMANTIC_LINK_TOP_K", "-3"),
+        ("TEMPR_SEMANTIC_LINK_THRESHOLD", "1.5"),
+        ("TEMPR_TEMPORAL_LINK_WINDOW_HOURS", "0"),
+    ],
+)
+def test_a_link_setting_out_of_range_is_refused_at_load(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    """Ingest read a negative k as "no links" and a cosine threshold above 1 as "never": refused instead."""
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert info.value.field == variable
+
+
 def test_a_bad_strategy_boost_is_refused_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEMPR_RECALL_STRATEGY_BOOSTS", "grpah:high")
     with pytest.raises(ConfigError) as info:
