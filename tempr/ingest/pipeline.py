@@ -109,7 +109,9 @@ def ingest_facts(
     report = IngestReport(bank_id, received=len(facts))
     unique = _first_of_each(facts)
     with deps.engine.connect() as conn:
-        existing = repo.existing_fact_ids(conn, bank_id, list(unique))
+        # the batch's facts and every fact they name as a cause: a cause may be in the bank already
+        causes = {c for _, f in unique.values() for c in f.caused_by or []}
+        existing = repo.existing_fact_ids(conn, bank_id, sorted(set(unique) | causes))
         deps = deps.for_bank(conn, bank_id)
     _check_causes(unique, existing)
     new = {key: lf for key, lf in unique.items() if key not in existing}
@@ -122,7 +124,9 @@ def ingest_facts(
                 conn, bank_id, rows, names, row_chunks(rows), deps.settings, report, space=deps.embedder.space
             )
             with report.timed("write_links"):
-                report.links["causal"] = links_repo.add_causal_links(conn, _causal_pairs(bank_id, facts_new, keep))
+                report.links["causal"] = links_repo.add_causal_links(
+                    conn, bank_id, _causal_pairs(bank_id, facts_new, keep)
+                )
             commit_started = time.perf_counter()
         report.stages["commit"] = time.perf_counter() - commit_started
         if progress:
@@ -214,9 +218,10 @@ def _row(bank_id: str, unit_id: str, fact: FactIn, vector: object) -> dict[str, 
 
 
 def _causal_pairs(bank_id: str, facts: list[FactIn], keep: set[str]) -> list[tuple[str, str]]:
+    """(effect unit id, cause fact id) for each new fact's ``caused_by`` (``links_repo.add_causal_links``)."""
     pairs: list[tuple[str, str]] = []
     for f in facts:
         effect = repo.unit_uuid(bank_id, f.key)
         if effect in keep:
-            pairs.extend((effect, repo.unit_uuid(bank_id, c)) for c in f.caused_by or [])
+            pairs.extend((effect, c) for c in f.caused_by or [])
     return pairs

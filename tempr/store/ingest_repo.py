@@ -8,6 +8,8 @@ the rows) are ``tempr.store.links_repo``'s.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -22,8 +24,23 @@ _NS = uuid.UUID("6f1e3b1c-5d0a-4c53-9a53-7e6d1f0b2a10")
 
 
 def unit_uuid(bank_id: str, fact_id: str) -> str:
-    """Deterministic so the same fact in the same bank always has the same id."""
-    return str(uuid.uuid5(_NS, f"{bank_id}\x00{fact_id}"))
+    """Deterministic so the same fact in the same bank always has the same id, and led by the bank.
+
+    A version-5 UUID of (bank, fact id) whose first four bytes are replaced by the first four of
+    the bank id's SHA-256 (version and variant bits untouched). Every table keyed or indexed by a
+    memory's id (``memory_units``, ``memory_links`` both ways, ``unit_entities``) then keeps a bank's
+    rows together: a batch's new rows land in one stretch of each index instead of on a random page
+    of every bank's. Beside the 100k bench bank, a 1,210-fact ingest wrote its link rows in 0.024
+    against 0.096 s (BENCHMARKS.md, "Ids led by their bank"). Nothing derives an id of a stored memory
+    again (causes are looked up by fact id), so memories written before keep theirs."""
+    raw = bytearray(uuid.uuid5(_NS, f"{bank_id}\x00{fact_id}").bytes)
+    raw[:4] = _bank_prefix(bank_id)
+    return str(uuid.UUID(bytes=bytes(raw)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _bank_prefix(bank_id: str) -> bytes:
+    return hashlib.sha256(bank_id.encode()).digest()[:4]
 
 
 def lock_bank(conn: Connection, bank_id: str, text_config: str, space: str) -> str:

@@ -294,17 +294,23 @@ def link_entities(conn: Connection, bank_id: str, unit_names: dict[str, list[str
     return result.rowcount or 0
 
 
-def add_causal_links(conn: Connection, pairs: Sequence[tuple[str, str]]) -> int:
-    """(effect unit, cause unit) pairs from ``caused_by``; weight 1.0."""
+def add_causal_links(conn: Connection, bank_id: str, pairs: Sequence[tuple[str, str]]) -> int:
+    """(effect unit id, cause *fact id*) pairs from ``caused_by``; weight 1.0.
+
+    The cause is looked up by its fact id in the bank (as a staged import's causes are:
+    ``import_repo.add_staged_causal_links``), not derived from it: a memory written before ids took
+    their bank's prefix (``ingest_repo.unit_uuid``) keeps the id it was given then."""
     if not pairs:
         return 0
     result = conn.execute(
         text("""
         INSERT INTO memory_links (from_unit_id, to_unit_id, link_type, weight)
-        SELECT e, c, 'causal', 1.0 FROM unnest(CAST(:effects AS uuid[]), CAST(:causes AS uuid[])) AS p(e, c)
-        WHERE e <> c
+        SELECT p.e, m.id, 'causal', 1.0
+        FROM unnest(CAST(:effects AS uuid[]), CAST(:causes AS text[])) AS p(e, cause)
+        JOIN memory_units m ON m.bank_id = :b AND m.fact_id = p.cause
+        WHERE p.e <> m.id
         ON CONFLICT DO NOTHING
         """),
-        {"effects": [e for e, _ in pairs], "causes": [c for _, c in pairs]},
+        {"b": bank_id, "effects": [e for e, _ in pairs], "causes": [c for _, c in pairs]},
     )
     return result.rowcount or 0

@@ -257,3 +257,40 @@ def test_a_bank_that_outgrows_exact_search_stays_out_of_the_shared_index(resourc
         plan = " ".join(r[0] for r in conn.execute(text("EXPLAIN (COSTS OFF) " + stmt.text), params))
     assert len(hits) == 35  # every memory of the bank
     assert "hnsw" not in plan.lower()  # scored exactly: no index holds the bank yet
+
+
+def test_a_cause_written_before_ids_took_their_banks_prefix_is_still_linked(
+    resources, bank_id: str, monkeypatch
+) -> None:
+    """A memory keeps the id it was written with; a later fact's ``caused_by`` finds it by fact id."""
+    import uuid
+
+    from tempr.store import ingest_repo
+
+    ns = uuid.UUID("6f1e3b1c-5d0a-4c53-9a53-7e6d1f0b2a10")  # the ids before (plain version-5)
+    monkeypatch.setattr(ingest_repo, "unit_uuid", lambda b, f: str(uuid.uuid5(ns, f"{b}\x00{f}")))
+    ingest_facts(bank_id, parse_array([{"id": "cause", "text": "Alice's team was reorganised."}]), _deps(resources))
+    monkeypatch.undo()
+    effect = parse_array([{"id": "effect", "text": "Alice left the company.", "caused_by": ["cause"]}])
+    report = ingest_facts(bank_id, effect, _deps(resources))
+    assert report.links["causal"] == 1
+    with resources.engine.connect() as conn:
+        rows = conn.execute(
+            text("""SELECT e.fact_id, c.fact_id, c.id::text FROM memory_links l
+                    JOIN memory_units e ON e.id = l.from_unit_id JOIN memory_units c ON c.id = l.to_unit_id
+                    WHERE l.link_type = 'causal' AND e.bank_id = :b"""),
+            {"b": bank_id},
+        ).all()
+    assert [tuple(r) for r in rows] == [("effect", "cause", str(uuid.uuid5(ns, f"{bank_id}\x00cause")))]
+    assert ingest_repo.unit_uuid(bank_id, "effect") != str(uuid.uuid5(ns, f"{bank_id}\x00effect"))
+
+
+def test_a_cause_may_be_a_fact_of_an_earlier_ingest(resources, bank_id: str) -> None:
+    """``caused_by`` names a fact already in the bank: linked, not refused as unknown (it was, on the
+    one-transaction path that small HTTP bodies take; a staged import always looked the bank up)."""
+    ingest_facts(bank_id, parse_array([{"id": "c", "text": "The project was cancelled."}]), _deps(resources))
+    effect = parse_array([{"id": "e", "text": "Bob left Stripe.", "caused_by": ["c"]}])
+    assert ingest_facts(bank_id, effect, _deps(resources)).links["causal"] == 1
+    with pytest.raises(IngestValidationError) as info:
+        ingest_facts(bank_id, parse_array([{"id": "x", "text": "x", "caused_by": ["nowhere"]}]), _deps(resources))
+    assert info.value.field == "caused_by"
