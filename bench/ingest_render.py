@@ -28,8 +28,9 @@ def _database_lines(db: dict[str, Any]) -> list[str]:
         return []
     return [
         f"The database held {db['memories']:,} memories ({db['bytes'] / 2**30:.1f} GiB; shared_buffers "
-        f"{db['shared_buffers']}) before the run. A batch's new rows land on random index pages, so the same "
-        "facts write slower beside a large bank (see below).",
+        f"{db['shared_buffers']}) before the run. Each run writes a new bank, whose rows keep to their own "
+        "stretch of every index keyed by memory id (ids are led by their bank: `ingest_repo.unit_uuid`); "
+        "other banks' rows still share the indexes' upper levels and the buffers (see below).",
         "",
     ]
 
