@@ -104,3 +104,56 @@ def test_a_word_every_candidate_matches_counts_less_in_the_idf_column() -> None:
 def test_packed_bytes_of_the_wrong_width_are_refused() -> None:
     with pytest.raises(ValueError):
         token_match.unpack(b"\x01" * 10, dim=8)
+
+
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "who",
+    "is",
+    "she",
+    "games",
+    "nate",
+    "##or",
+    "##ant",
+    "march",
+    "8",
+    "?",
+    "tp",
+]
+MASKS = token_match.keep_masks(VOCAB)
+
+
+@given(
+    st.integers(1, 6).flatmap(
+        lambda n: st.tuples(
+            arrays(np.int64, (n, 7), elements=st.integers(0, len(VOCAB) - 1)),
+            arrays(np.float32, (n, 7, 384), elements=st.floats(-4, 4, width=32)),
+        )
+    )
+)
+def test_a_batch_packs_the_bytes_each_text_packs_alone(batch: tuple[np.ndarray, np.ndarray]) -> None:
+    """``select_packed`` (ingest, a batch at once) against ``pack(select(...))`` text by text, byte for byte:
+    stopword-only texts fall back to their words, texts of only dates or specials pack to None."""
+    ids, hidden = batch
+    alone = [
+        token_match.pack(token_match.select([VOCAB[i] for i in row], h)) for row, h in zip(ids, hidden, strict=True)
+    ]
+    assert token_match.select_packed(ids, hidden, MASKS) == alone
+
+
+def test_the_masks_follow_keep_and_keep_word() -> None:
+    content, words = MASKS
+    assert [t for t, k in zip(VOCAB, content, strict=True) if k] == ["games", "nate", "##or", "##ant", "tp"]
+    assert [t for t, k in zip(VOCAB, words, strict=True) if k] == [
+        "who",
+        "is",
+        "she",
+        "games",
+        "nate",
+        "##or",
+        "##ant",
+        "tp",
+    ]

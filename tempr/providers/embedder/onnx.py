@@ -183,6 +183,7 @@ class OnnxMiniLMEmbedder:
         self._tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_SEQ_LENGTH)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._masks: tuple[np.ndarray, np.ndarray] | None = None
 
     def _open(self) -> Any:
         """The ONNX Runtime session, opened on first use in whichever process embeds first.
@@ -234,8 +235,17 @@ class OnnxMiniLMEmbedder:
         if not tokens:
             return np.asarray(self._open().run(["embedding"], feeds)[0], dtype=np.float32), [None] * len(texts)
         vectors, hidden = self._open().run(["embedding", HIDDEN_OUTPUT], feeds)
-        rows = [token_match.pack(token_match.select(e.tokens, h)) for e, h in zip(enc, hidden, strict=True)]
+        rows = token_match.select_packed(feeds["input_ids"], hidden, self._keep_masks())
         return np.asarray(vectors, dtype=np.float32), rows
+
+    def _keep_masks(self) -> tuple[np.ndarray, np.ndarray]:
+        """``token_match.keep_masks`` over this tokenizer's vocabulary, built once (about 30,000 pieces)."""
+        if self._masks is None:
+            from tempr.core import token_match
+
+            vocab = [self._tokenizer.id_to_token(i) or "" for i in range(self._tokenizer.get_vocab_size())]
+            self._masks = token_match.keep_masks(vocab)
+        return self._masks
 
 
 HIDDEN_OUTPUT = "hidden"
