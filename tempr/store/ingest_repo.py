@@ -30,8 +30,8 @@ def unit_uuid(bank_id: str, fact_id: str) -> str:
     the bank id's SHA-256 (version and variant bits untouched). Every table keyed or indexed by a
     memory's id (``memory_units``, ``memory_links`` both ways, ``unit_entities``) then keeps a bank's
     rows together: a batch's new rows land in one stretch of each index instead of on a random page
-    of every bank's. Beside the 100k bench bank, a 1,210-fact ingest wrote its link rows in 0.024
-    against 0.096 s (BENCHMARKS.md, "Ids led by their bank"). Nothing derives an id of a stored memory
+    of every bank's. Beside the 100k bench bank, a 1,210-fact ingest wrote its link rows in 0.025
+    against 0.086 s (BENCHMARKS.md, "Ids led by their bank"). Nothing derives an id of a stored memory
     again (causes are looked up by fact id), so memories written before keep theirs."""
     raw = bytearray(uuid.uuid5(_NS, f"{bank_id}\x00{fact_id}").bytes)
     raw[:4] = _bank_prefix(bank_id)
@@ -272,7 +272,8 @@ def insert_units(conn: Connection, bank_id: str, text_config: str, *, ann_indexe
     new) become visible together. Each tsvector is split into its lexemes once (``lex``): that one
     split gives the memory's length, its postings and the terms' statistics, where three statements
     split it three times and looked the new rows up again by id (1,210 LoCoMo facts beside a 100k
-    bank: 0.20 against 0.23 s with the statistics, BENCHMARKS.md "Ingest throughput").
+    bank: 0.20 against 0.23 s with the statistics, BENCHMARKS.md "Temporal links no longer written,
+    and BM25's statistics in the units' INSERT").
     ``max_tf`` and ``min_len`` bound what a term can add to any score (``tempr.core.bm25_bounds``);
     memories are never removed one by one, so the bounds only ever widen and stay valid. A batch that
     names one fact twice (allowed when both copies are equal: ``facts.check_batch``) is inserted once.
