@@ -105,7 +105,7 @@ def _warm_embedder() -> None:
         import time
 
         started = time.perf_counter()
-        get_resources().embedder.embed(["warm up"])
+        get_resources().embedder.embed_tokens(["warm up"])  # tokens too: their masks are built on first use
         log.info("query embedder warm in %.0f ms", (time.perf_counter() - started) * 1000)
 
 

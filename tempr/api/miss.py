@@ -94,7 +94,7 @@ def warm_up(gw: Gateway) -> None:
     started = time.perf_counter()
     try:
         warm_temporal(gw.settings.temporal_languages)
-        gw.resources.embedder.embed(["warm up"])
+        gw.resources.embedder.embed_tokens(["warm up"])  # tokens too: their masks are built on first use
     except Exception as exc:  # noqa: BLE001 - a missing model or a broken runtime: the start task analyses
         gw.analyses = False
         log.warning("the gateway cannot analyse queries (%s: %s); misses go to the start task", type(exc).__name__, exc)
