@@ -95,8 +95,10 @@ def _with_entities(src: Path, dst: Path, extractor: Any) -> None:
 
 
 def _embed_rate(res: Any, texts: list[str]) -> float:
+    from tempr.ingest.pipeline import embed_step
+
     started = time.perf_counter()
-    step = max(res.settings.embed_batch_size * 4, 64)
+    step = embed_step(res.settings)  # the calls ingest makes
     for lo in range(0, len(texts), step):
         res.embedder.embed(texts[lo : lo + step])
     return len(texts) / (time.perf_counter() - started)

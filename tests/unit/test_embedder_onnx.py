@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -150,10 +151,58 @@ def test_the_threads_setting_reaches_the_session_and_keeps_the_vectors(
     assert one._session.get_session_options().intra_op_num_threads == 1
     default = OnnxMiniLMEmbedder(cache_dir=cache_dir)
     np.testing.assert_allclose(vectors, default.embed(texts), atol=1e-5)
+    default.embed(texts[:1])  # one batch: the main session
     assert default._session.get_session_options().intra_op_num_threads == 0  # the runtime's own choice
     monkeypatch.setenv("TEMPR_EMBEDDER_THREADS", "-1")
     with pytest.raises(ConfigError):
         load_settings()
+
+
+@pytest.mark.parametrize("variant", ["exact", "int8"])
+def test_batches_side_by_side_give_the_same_bytes(cache_dir: Path, texts: list[str], variant: str) -> None:
+    """A call of several batches runs them on threads (one intra-op thread each); one thread runs them
+    one after another. Same batches, same maths: the vectors and packed token vectors are equal byte
+    for byte (int8 quantises each batch's activations with one scale, so this also checks that every
+    batch keeps its texts). A single batch, a query, still goes to the main session."""
+    side = OnnxMiniLMEmbedder(cache_dir=cache_dir, variant=variant, batch_size=4, threads=2)
+    alone = OnnxMiniLMEmbedder(cache_dir=cache_dir, variant=variant, batch_size=4, threads=1)
+    got, got_tokens = side.embed_tokens(texts)
+    want, want_tokens = alone.embed_tokens(texts)
+    assert side._batch_session is not None and side._session is None  # the threads ran them
+    assert alone._batch_session is None  # one thread: no pool, no second session
+    assert np.array_equal(got, want)
+    assert got_tokens == want_tokens
+    assert np.array_equal(side.embed(texts[:3]), alone.embed(texts[:3]))
+    assert side._session is not None
+
+
+def test_a_child_of_a_parent_that_embedded_batches_keeps_its_session(cache_dir: Path, texts: list[str]) -> None:
+    """A process that embedded batches on threads, then forked (a parent that warmed up): the child
+    opens no session and starts no threads (neither survives a fork; a second session hung); it embeds
+    on the inherited session, one batch after another, and gets the same vectors."""
+    model = OnnxMiniLMEmbedder(cache_dir=cache_dir, batch_size=4, threads=2)
+    want = model.embed(texts)
+    assert model._batch_session is not None and model._session is None
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            signal.alarm(60)  # a hang fails the test instead of stalling the run
+            vectors = model.embed(texts)
+            single = model.embed(texts[:1])
+            fresh = model._session is None and model._executor_in != os.getpid()
+            os.write(write, bytes([fresh]) + vectors.tobytes() + single.tobytes())
+        finally:
+            os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 1 << 16):
+        data += chunk
+    os.waitpid(pid, 0)
+    assert data[:1] == b"\x01", "the child opened a session or started threads of its own"
+    child = np.frombuffer(data[1:], dtype=np.float32).reshape(len(texts) + 1, 384)
+    assert np.array_equal(child[:-1], want)
+    assert np.allclose(child[-1], want[0], atol=1e-6)
 
 
 def test_building_a_quantised_export_leaves_the_root_logger_alone(cache_dir: Path, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,12 @@ class OnnxMiniLMEmbedder:
         self.space = VARIANTS[variant][1]
         self._path = ensure_export(cache_dir, variant=variant)
         self._threads = threads
+        self._workers = threads or os.cpu_count() or 1
         self._session: Any = None  # opened on first use: see _open
+        self._batch_session: Any = None  # one intra-op thread, shared by the threads of ``_pool``
+        self._opened_in: int | None = None  # the process that opened a session first
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_in: int | None = None
         self._tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_SEQ_LENGTH)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -195,16 +201,50 @@ class OnnxMiniLMEmbedder:
         parent opened one (that hung here), so an inherited session is kept as it is.
         """
         if self._session is None:
-            import onnxruntime as ort
-
-            opts = ort.SessionOptions()
-            if self._threads:
-                opts.intra_op_num_threads = self._threads
-            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            self._session = ort.InferenceSession(
-                _with_hidden_output(self._path), opts, providers=["CPUExecutionProvider"]
-            )
+            if self._inherited():
+                return self._batch_session
+            self._session = self._new_session(self._threads)
         return self._session
+
+    def _open_batch(self) -> Any:
+        """The session ``_pool``'s threads share: one intra-op thread each, so two batches run side by
+        side instead of one batch's work split over spinning threads (see ``_pool``)."""
+        if self._batch_session is None:
+            if self._inherited():
+                return self._session
+            self._batch_session = self._new_session(1)
+        return self._batch_session
+
+    def _new_session(self, threads: int | None) -> Any:
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self._opened_in = self._opened_in or os.getpid()
+        return ort.InferenceSession(_with_hidden_output(self._path), opts, providers=["CPUExecutionProvider"])
+
+    def _inherited(self) -> bool:
+        """Whether a session came from the parent of a fork: a child then keeps that one (see ``_open``)."""
+        return self._opened_in is not None and self._opened_in != os.getpid()
+
+    def _pool(self) -> ThreadPoolExecutor | None:
+        """Threads that embed a call's batches side by side; None: embed them one after another.
+
+        On the 2-core machine, 1,210 LoCoMo facts embedded at 843 texts/s on two threads of one
+        intra-op thread each, against 736 for one run at a time on the runtime's two intra-op threads,
+        and in 1.43-1.44 s every time against 1.62-2.39 s: the runtime's threads spin between the
+        small matrix products of a 16-text batch and lose the core whenever another process wants it
+        (BENCHMARKS.md, "Batches side by side"). A process with one thread (``TEMPR_EMBEDDER_THREADS=1``,
+        what `tempr services up` gives each pool process), or one that inherited a session, has none.
+        """
+        if self._workers < 2 or self._inherited():
+            return None
+        if self._executor is None or self._executor_in != os.getpid():  # threads do not survive a fork
+            self._executor = ThreadPoolExecutor(self._workers, thread_name_prefix="tempr-embed")
+            self._executor_in = os.getpid()
+        return self._executor
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.embed_tokens(texts, tokens=False)[0]
@@ -215,15 +255,23 @@ class OnnxMiniLMEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         packed: list[bytes | None] = [None] * len(texts)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            vectors, rows = self._run([texts[i] for i in idx], tokens)
+        batches = [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+        pool = self._pool() if len(batches) > 1 else None
+        if pool is None:
+            session = self._open()
+            done = [self._run([texts[i] for i in idx], tokens, session) for idx in batches]
+        else:
+            session = self._open_batch()
+            if tokens:
+                self._keep_masks()  # built once, before the threads would race to build it
+            done = list(pool.map(lambda idx: self._run([texts[i] for i in idx], tokens, session), batches))
+        for idx, (vectors, rows) in zip(batches, done, strict=True):
             out[idx] = vectors
             for i, row in zip(idx, rows, strict=True):
                 packed[i] = row
         return out, packed
 
-    def _run(self, texts: list[str], tokens: bool) -> tuple[np.ndarray, list[bytes | None]]:
+    def _run(self, texts: list[str], tokens: bool, session: Any) -> tuple[np.ndarray, list[bytes | None]]:
         from tempr.core import token_match
 
         enc = self._tokenizer.encode_batch([t.strip() for t in texts])  # as sentence-transformers does
@@ -233,8 +281,8 @@ class OnnxMiniLMEmbedder:
             "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
         }
         if not tokens:
-            return np.asarray(self._open().run(["embedding"], feeds)[0], dtype=np.float32), [None] * len(texts)
-        vectors, hidden = self._open().run(["embedding", HIDDEN_OUTPUT], feeds)
+            return np.asarray(session.run(["embedding"], feeds)[0], dtype=np.float32), [None] * len(texts)
+        vectors, hidden = session.run(["embedding", HIDDEN_OUTPUT], feeds)
         rows = token_match.select_packed(feeds["input_ids"], hidden, self._keep_masks())
         return np.asarray(vectors, dtype=np.float32), rows
 
