@@ -62,9 +62,11 @@ class Settings(BaseSettings):
     embedded LoCoMo source chunks 1.25-1.3x as fast and facts within 10 % (BENCHMARKS.md, "Embedding
     batch size"); a query is one text whatever this says."""
     embedder_threads: int = Field(0, ge=0)
-    """ONNX Runtime intra-op threads per embedding process (0: its default, one per core). `tempr
-    services up` sets it for the ingest and analyse pools to cores / processes, so their processes
-    do not run more spinning threads than there are cores."""
+    """Threads an embedding process uses (0: one per core). One text or one batch (a query) runs on
+    that many ONNX Runtime intra-op threads (0: the runtime's default); a call of several batches
+    (ingest) runs them side by side on that many threads of one intra-op thread each. `tempr services
+    up` sets it for the ingest and analyse pools to cores / processes, so their processes do not run
+    more threads than there are cores."""
     gc_freeze: bool = True
     """Freeze each worker's and the gateway's warm heap out of Python's garbage collector once its
     models are loaded (``tempr.heap``): full collections then skip those objects, which took about

@@ -232,7 +232,9 @@ def _causal_pairs(bank_id: str, facts: list[FactIn], keep: set[str]) -> list[tup
     """(effect unit id, cause fact id) for each new fact's ``caused_by`` (``links_repo.add_causal_links``)."""
     pairs: list[tuple[str, str]] = []
     for f in facts:
+        if not f.caused_by:
+            continue  # most facts: no id to derive (a uuid5 each, 14 ms for 1,210 facts)
         effect = repo.unit_uuid(bank_id, f.key)
         if effect in keep:
-            pairs.extend((effect, c) for c in f.caused_by or [])
+            pairs.extend((effect, c) for c in f.caused_by)
     return pairs
