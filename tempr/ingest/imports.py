@@ -199,9 +199,12 @@ def stage_chunk(
             entity_names=names[str(row["id"])],
             caused_by=list(fact.caused_by or []),
         )
-    with report.timed("stage_write"), deps.engine.begin() as conn:
-        if not import_repo.stage_chunk(conn, import_id, chunk, rows, facts=len(facts)):
-            raise ValidationError(f"import {import_id} is no longer open", field="import_id")
+    with report.timed("stage_write"):
+        with deps.engine.begin() as conn:
+            if not import_repo.stage_chunk(conn, import_id, chunk, rows, facts=len(facts)):
+                raise ValidationError(f"import {import_id} is no longer open", field="import_id")
+        with deps.engine.begin() as conn:
+            import_repo.heartbeat(conn, import_id)
     return len(facts)
 
 

@@ -62,7 +62,8 @@ def stage_chunk(conn: Connection, import_id: str, chunk: int, rows: Sequence[dic
     """Replace the chunk's staged rows (a retry rewrites them) and record it done.
 
     Returns False, writing nothing, when the import is no longer open (published, failed,
-    or cleaned up as abandoned): a late retry must not resurrect it.
+    or cleaned up as abandoned): a late retry must not resurrect it. The job row is only share-locked
+    here, so other chunks of the import stage at the same time; ``heartbeat`` follows the commit.
     """
     from psycopg.types.json import Jsonb
 
@@ -86,8 +87,18 @@ def stage_chunk(conn: Connection, import_id: str, chunk: int, rows: Sequence[dic
         ),
         {"i": import_id, "c": chunk, "n": facts},
     )
-    conn.execute(text("UPDATE import_jobs SET updated_at = now() WHERE id = :i"), {"i": import_id})
     return True
+
+
+def heartbeat(conn: Connection, import_id: str) -> None:
+    """Record progress (``clean_abandoned`` fails an import idle too long), in a transaction of its own
+    after a chunk's: inside it, two chunks staged at once each held the job row ``FOR SHARE`` and each
+    then waited for the other to update it, a deadlock PostgreSQL broke after a second (18 chunk
+    retries in four 1,210-fact imports through two ingest processes; BENCHMARKS.md, "Chunks of one
+    import staged at once")."""
+    conn.execute(
+        text("UPDATE import_jobs SET updated_at = now() WHERE id = :i AND status = 'staging'"), {"i": import_id}
+    )
 
 
 def staged_blocks(conn: Connection, import_id: str, block: int) -> Iterator[list[dict[str, Any]]]:

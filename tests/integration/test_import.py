@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import random
 import string
+import time
 import tracemalloc
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -170,6 +172,40 @@ def test_failure_mid_import_leaves_nothing(resources, bank_id: str, tmp_path: Pa
         ).one()
     assert status == "failed" and "embedder crashed" in error
     assert _count(resources, "SELECT count(*) FROM staged_units WHERE bank_id = :b", b=bank_id) == 0
+
+
+def test_chunks_of_one_import_stage_side_by_side(resources, bank_id: str, tmp_path: Path) -> None:
+    """Two ingest processes stage chunks of one import at once. Each chunk's transaction holds the
+    job row ``FOR SHARE``; when each also updated that row before committing, two chunks finishing
+    together each waited for the other: a deadlock, broken by PostgreSQL after a second and retried
+    by Celery (the chunk embedded again). A chunk's write must not wait on another's."""
+    deps = _fast(resources)
+    plan = imports.validate_file(_write(tmp_path / "f.jsonl", 200), bank_id, deps.engine)
+    import_id = imports.new_import(plan, 100, deps.engine, deps.embedder.space)
+    first, second = list(imports.iter_chunks(plan, 100))
+    chunks_done = "SELECT count(*) FROM import_chunks WHERE import_id = :i"
+    with resources.engine.connect() as other, ThreadPoolExecutor(1) as pool:
+        held = other.begin()  # another chunk in the middle of its write
+        other.execute(text("SELECT status FROM import_jobs WHERE id = :i FOR SHARE"), {"i": import_id})
+        try:
+            staging = pool.submit(imports.stage_chunk, import_id, bank_id, 0, first, deps)
+            deadline = time.monotonic() + 10
+            while _count(resources, chunks_done, i=import_id) == 0:  # committed while the other still writes
+                assert time.monotonic() < deadline, "a chunk's write waited for another chunk's to commit"
+                time.sleep(0.05)
+        finally:
+            held.commit()
+        assert staging.result(timeout=30) == 100
+    # and end to end, both chunks at once, each on its own thread, three times over
+    for _ in range(3):
+        with ThreadPoolExecutor(2) as pool:
+            done = list(
+                pool.map(
+                    lambda c: imports.stage_chunk(import_id, bank_id, c[0], c[1], deps), enumerate([first, second])
+                )
+            )
+        assert done == [100, 100]
+    assert imports.publish(import_id, deps)["inserted"] == 200
 
 
 def test_abandoned_import_is_cleaned_up(resources, bank_id: str, tmp_path: Path) -> None:
