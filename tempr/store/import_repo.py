@@ -94,7 +94,7 @@ def heartbeat(conn: Connection, import_id: str) -> None:
     """Record progress (``clean_abandoned`` fails an import idle too long), in a transaction of its own
     after a chunk's: inside it, two chunks staged at once each held the job row ``FOR SHARE`` and each
     then waited for the other to update it, a deadlock PostgreSQL broke after a second (18 chunk
-    retries in four 1,210-fact imports through two ingest processes; BENCHMARKS.md, "Chunks of one
+    retries in six runs of `tempr bench ingest` through two ingest processes; BENCHMARKS.md, "Chunks of one
     import staged at once")."""
     conn.execute(
         text("UPDATE import_jobs SET updated_at = now() WHERE id = :i AND status = 'staging'"), {"i": import_id}
