@@ -180,7 +180,7 @@ class OnnxMiniLMEmbedder:
         self.space = VARIANTS[variant][1]
         self._path = ensure_export(cache_dir, variant=variant)
         self._threads = threads
-        self._workers = threads or os.cpu_count() or 1
+        self._workers = threads or _usable_cores()
         self._session: Any = None  # opened on first use: see _open
         self._batch_session: Any = None  # one intra-op thread, shared by the threads of ``_pool``
         self._opened_in: int | None = None  # the process that opened a session first
@@ -294,6 +294,14 @@ class OnnxMiniLMEmbedder:
             vocab = [self._tokenizer.id_to_token(i) or "" for i in range(self._tokenizer.get_vocab_size())]
             self._masks = token_match.keep_masks(vocab)
         return self._masks
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container's cpuset narrows), not
+    the machine's count."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 HIDDEN_OUTPUT = "hidden"
