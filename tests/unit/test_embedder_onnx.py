@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -109,16 +110,15 @@ def test_mixed_int8_keeps_its_three_matmuls_in_float_and_moves_vectors_less(cach
     assert (alone * vectors[:10]).sum(axis=1).min() >= 0.99
 
 
-def test_a_forked_child_opens_its_own_session(cache_dir: Path, texts: list[str]) -> None:
-    """What a prefork worker does: the parent builds the embedder and never embeds; each child's
-    first embed opens a session of its own (ONNX Runtime's threads do not survive a fork)."""
-    model = OnnxMiniLMEmbedder(cache_dir=cache_dir)
-    assert model._session is None  # building it opened nothing
+def _in_child(work: Callable[[], bytes]) -> bytes:
+    """``work()``'s bytes, computed in a forked child (as a prefork worker's child would); a child that
+    hangs is stopped after a minute, so the test fails instead of stalling the run."""
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: embed and send the vectors back
+    if pid == 0:
         try:
-            os.write(write, model.embed(texts[:5]).tobytes())
+            signal.alarm(60)
+            os.write(write, work())
         finally:
             os._exit(0)
     os.close(write)
@@ -126,6 +126,15 @@ def test_a_forked_child_opens_its_own_session(cache_dir: Path, texts: list[str])
     while chunk := os.read(read, 1 << 16):
         data += chunk
     os.waitpid(pid, 0)
+    return data
+
+
+def test_a_forked_child_opens_its_own_session(cache_dir: Path, texts: list[str]) -> None:
+    """What a prefork worker does: the parent builds the embedder and never embeds; each child's
+    first embed opens a session of its own (ONNX Runtime's threads do not survive a fork)."""
+    model = OnnxMiniLMEmbedder(cache_dir=cache_dir)
+    assert model._session is None  # building it opened nothing
+    data = _in_child(lambda: model.embed(texts[:5]).tobytes())
     assert model._session is None  # the child's session stayed in the child
     child = np.frombuffer(data, dtype=np.float32).reshape(5, 384)
     assert np.allclose(child, model.embed(texts[:5]), atol=1e-6)
@@ -183,22 +192,13 @@ def test_a_child_of_a_parent_that_embedded_batches_keeps_its_session(cache_dir: 
     model = OnnxMiniLMEmbedder(cache_dir=cache_dir, batch_size=4, threads=2)
     want = model.embed(texts)
     assert model._batch_session is not None and model._session is None
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child
-        try:
-            signal.alarm(60)  # a hang fails the test instead of stalling the run
-            vectors = model.embed(texts)
-            single = model.embed(texts[:1])
-            fresh = model._session is None and model._executor_in != os.getpid()
-            os.write(write, bytes([fresh]) + vectors.tobytes() + single.tobytes())
-        finally:
-            os._exit(0)
-    os.close(write)
-    data = b""
-    while chunk := os.read(read, 1 << 16):
-        data += chunk
-    os.waitpid(pid, 0)
+
+    def child() -> bytes:
+        vectors, single = model.embed(texts), model.embed(texts[:1])
+        fresh = model._session is None and model._executor_in != os.getpid()
+        return bytes([fresh]) + vectors.tobytes() + single.tobytes()
+
+    data = _in_child(child)
     assert data[:1] == b"\x01", "the child opened a session or started threads of its own"
     child = np.frombuffer(data[1:], dtype=np.float32).reshape(len(texts) + 1, 384)
     assert np.array_equal(child[:-1], want)
