@@ -366,6 +366,14 @@ def _bar(args: argparse.Namespace, total: int | None, unit: str) -> tqdm:
 
     # With --json the report owns stdout; the bar stays on stderr, shown when that is a terminal
     # (``disable=None``), so a long import keeps its progress and a pipeline's log stays clean.
+    # The rate is the mean since the start (``smoothing=0``): progress comes a chunk or an embedding
+    # call at a time, and tqdm's default, weighted to the last update, showed 5,827 facts/s for a
+    # 1,210-fact import that ran at 607.
     return tqdm(
-        total=total, unit=unit, desc=f"ingest {args.bank}", disable=None if args.json else False, file=sys.stderr
+        total=total,
+        unit=unit,
+        desc=f"ingest {args.bank}",
+        disable=None if args.json else False,
+        file=sys.stderr,
+        smoothing=0,
     )
