@@ -91,11 +91,11 @@ def stage_chunk(conn: Connection, import_id: str, chunk: int, rows: Sequence[dic
 
 
 def heartbeat(conn: Connection, import_id: str) -> None:
-    """Record progress (``clean_abandoned`` fails an import idle too long), in a transaction of its own
-    after a chunk's: inside it, two chunks staged at once each held the job row ``FOR SHARE`` and each
-    then waited for the other to update it, a deadlock PostgreSQL broke after a second (18 chunk
-    retries in six runs of `tempr bench ingest` through two ingest processes; BENCHMARKS.md, "Chunks of one
-    import staged at once")."""
+    """Record progress (``clean_abandoned`` fails an import idle too long), in a transaction of its
+    own after a chunk's. Inside it, two chunks staged at once each held the job row ``FOR SHARE`` and
+    each then waited for the other to update it: a deadlock, broken by PostgreSQL after a second and
+    retried by Celery, 18 times in six runs of `tempr bench ingest` through two ingest processes
+    (BENCHMARKS.md, "Chunks of one import staged at once")."""
     conn.execute(
         text("UPDATE import_jobs SET updated_at = now() WHERE id = :i AND status = 'staging'"), {"i": import_id}
     )

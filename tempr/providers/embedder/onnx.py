@@ -232,11 +232,11 @@ class OnnxMiniLMEmbedder:
     def _pool(self) -> ThreadPoolExecutor | None:
         """Threads that embed a call's batches side by side; None: embed them one after another.
 
-        On the 2-core machine, 1,210 LoCoMo facts embedded at 843 texts/s on two threads of one
-        intra-op thread each, against 736 for one run at a time on the runtime's two intra-op threads,
-        and in 1.43-1.44 s every time against 1.62-2.39 s: the runtime's threads spin between the
-        small matrix products of a 16-text batch and lose the core whenever another process wants it
-        (BENCHMARKS.md, "Batches side by side"). A process with one thread (``TEMPR_EMBEDDER_THREADS=1``,
+        On the 2-core machine, 1,210 LoCoMo facts embedded at 861 texts/s on two threads of one
+        intra-op thread each, against 749-792 one batch at a time on the runtime's two intra-op
+        threads, and in 1.43-1.44 s every time against 1.54-2.39 s: the runtime's threads spin between
+        the small matrix products of a 16-text batch and lose the core whenever another process wants
+        it (BENCHMARKS.md, "Batches side by side"). A process with one thread (``TEMPR_EMBEDDER_THREADS=1``,
         what `tempr services up` gives each pool process), or one that inherited a session, has none.
         """
         if self._workers < 2 or self._inherited():
